@@ -1,0 +1,210 @@
+#pragma once
+
+// fp8gemm: JIT-compiled FP8 (e4m3) block-scaled GEMMs for NVIDIA Hopper (sm_90a).
+//
+// Everything that touches the GPU runs asynchronously on the caller's stream,
+// allocates nothing per call and synchronizes nothing. The library loads the CUDA
+// driver (libcuda.so.1) itself at first use; linking it needs no CUDA library
+// other than NVRTC, and it loads on machines without a GPU.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fp8gemm/version.hpp"
+
+#if defined(FP8GEMM_BUILDING)
+#define FP8GEMM_API __attribute__((visibility("default")))
+#else
+#define FP8GEMM_API
+#endif
+
+struct CUstream_st;
+
+namespace fp8gemm {
+
+// The same type as cudaStream_t and CUstream; nullptr is the legacy default stream.
+using Stream = CUstream_st*;
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+enum class ErrorCode {
+  InvalidArgument,    // a shape, pointer, leading dimension or scale layout breaks a rule
+  NoDriver,           // libcuda.so.1 could not be loaded (no NVIDIA driver on this machine)
+  NoDevice,           // the driver is there but no CUDA device / no current context usable
+  UnsupportedDevice,  // the device is not sm_90 (Hopper)
+  CompileFailed,      // NVRTC rejected a generated kernel; the message holds the compile log
+  CudaError,          // a CUDA driver call failed
+  Internal,           // a bug in fp8gemm: please report it with the message
+};
+
+FP8GEMM_API const char* to_string(ErrorCode code) noexcept;
+
+// Every error the library throws. what() says what was wrong and what to do.
+class FP8GEMM_API Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& message);
+  ErrorCode code() const noexcept { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+// ---------------------------------------------------------------------------
+// Operand descriptions (device pointers; sizes and strides in elements)
+// ---------------------------------------------------------------------------
+
+// An e4m3 matrix, row-major with K contiguous ("K-major"): element (r, c) is the byte
+// at data[r * ld + c]. ld >= cols, ld % 16 == 0, data 16-byte aligned.
+struct Fp8Matrix {
+  const void* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+};
+
+// A bf16 output matrix, row-major: element (r, c) is data[r * ld + c] (2 bytes each).
+// ld >= cols, ld % 8 == 0 (16-byte rows), data 16-byte aligned.
+struct Bf16Matrix {
+  void* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+};
+
+// A matrix of fp32 scale factors: element (r, c) is data[r * row_stride + c * col_stride].
+// "real value = fp8 value x scale".
+struct ScaleMatrix {
+  const float* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t row_stride = 0;
+  int64_t col_stride = 0;
+};
+
+// Number of 128-wide blocks covering `k` (the last may be partial).
+constexpr int64_t scale_blocks(int64_t k) { return (k + 127) / 128; }
+
+// Column stride of per-token scales for `m` rows: m rounded up to 4 floats (16 bytes).
+constexpr int64_t per_token_scale_stride(int64_t m) { return (m + 3) / 4 * 4; }
+
+// Per-token (1x128) scales of an [m, k] operand in the layout the GEMM reads:
+// logical [m, ceil(k/128)], M-major ("column-major"), each column padded to
+// per_token_scale_stride(m) floats. Scale of row r, K block j: data[j * stride + r].
+// The buffer holds ceil(k/128) * per_token_scale_stride(m) floats.
+constexpr ScaleMatrix per_token_scales(const float* data, int64_t m, int64_t k) {
+  return ScaleMatrix{data, m, scale_blocks(k), 1, per_token_scale_stride(m)};
+}
+
+// Per-block (128x128) scales of an [n, k] operand: logical [ceil(n/128), ceil(k/128)],
+// row-major. Scale of the block holding (row r, column c): data[(r/128) * ceil(k/128) + c/128].
+// The transposed layout (col_stride 1 replaced by row_stride 1) is accepted too.
+constexpr ScaleMatrix block_scales(const float* data, int64_t n, int64_t k) {
+  return ScaleMatrix{data, scale_blocks(n), scale_blocks(k), scale_blocks(k), 1};
+}
+
+// ---------------------------------------------------------------------------
+// GEMMs
+// ---------------------------------------------------------------------------
+
+// D [M,N] bf16 = A [M,K] x B [N,K]^T, both e4m3 and K-major ("NT").
+//   a_scales: per-token, logical [M, ceil(K/128)], M-major (row_stride == 1), column
+//             stride a multiple of 4 floats and >= M; per_token_scales() builds it.
+//   b_scales: per-block 128x128, logical [ceil(N/128), ceil(K/128)], any positive strides.
+// The tensor cores accumulate each 128-wide K block, which is then scaled and added
+// into fp32 registers ("promotion every 128 K"). K need not be a multiple of 128.
+// Rules: M, N, K >= 0; K % 16 == 0; N % 8 == 0; 16-byte aligned pointers and rows.
+// M == 0 or N == 0 does nothing. D must not overlap the inputs.
+// Bad input throws Error(InvalidArgument) before anything is launched or written.
+// The first call for a new shape may compile a kernel (see prewarm()).
+FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
+                             const Fp8Matrix& b, const ScaleMatrix& b_scales,
+                             const Bf16Matrix& d, Stream stream = nullptr);
+
+// ---------------------------------------------------------------------------
+// Kernel cache
+// ---------------------------------------------------------------------------
+
+struct GemmShape {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+};
+
+struct PrewarmProgress {
+  size_t done = 0;         // kernels finished (compiled or found)
+  size_t total = 0;        // kernels needed by the shapes
+  std::string kernel;      // the kernel just finished
+  bool compiled = false;   // true: compiled now; false: found in the cache
+  double elapsed_s = 0.0;
+};
+
+struct PrewarmOptions {
+  // Compile threads; 0 = one per hardware thread.
+  int jobs = 0;
+  // Multiprocessor count to plan for; 0 = the current device's, else 132 (H100/H200 SXM).
+  int num_sms = 0;
+  // Called after each kernel, from the worker thread that finished it (serialized).
+  std::function<void(const PrewarmProgress&)> on_progress;
+};
+
+struct PrewarmReport {
+  size_t shapes = 0;
+  size_t kernels = 0;         // distinct kernels the shapes need
+  size_t compiled = 0;        // compiled by this call
+  size_t from_disk = 0;       // found valid in the disk cache
+  size_t from_memory = 0;     // already loaded in this process
+  int num_sms = 0;            // multiprocessor count planned for
+  double seconds = 0.0;
+  std::vector<std::string> kernel_names;
+};
+
+// Compiles (or finds) every kernel the shapes need, in parallel, into the disk cache.
+// Needs NVRTC but no GPU. Throws Error(InvalidArgument) for an invalid shape and
+// Error(CompileFailed) if a kernel does not compile.
+FP8GEMM_API PrewarmReport prewarm(const std::vector<GemmShape>& shapes,
+                                  const PrewarmOptions& options = {});
+
+// ---------------------------------------------------------------------------
+// Introspection
+// ---------------------------------------------------------------------------
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  size_t memory_bytes = 0;
+  bool supported = false;  // sm_90
+};
+
+struct RuntimeInfo {
+  std::string library_version;
+  std::string nvrtc_version;
+  std::string cache_dir;
+  std::string cache_state;     // "read-write" or "memory-only (<reason>)"
+  std::string driver;          // "CUDA 13.0" or why no driver was found
+  int driver_version = 0;      // as cuDriverGetVersion, 0 without a driver
+  std::vector<DeviceInfo> devices;
+};
+
+FP8GEMM_API RuntimeInfo runtime_info();
+
+// Counters since process start (all threads, all devices).
+struct Stats {
+  uint64_t gemm_calls = 0;
+  uint64_t kernels_compiled = 0;    // NVRTC compiles
+  uint64_t disk_hits = 0;           // kernels read from the disk cache
+  uint64_t disk_rejected = 0;       // corrupt / truncated / foreign entries replaced
+  uint64_t modules_loaded = 0;      // kernels loaded onto a device
+};
+
+FP8GEMM_API Stats stats();
+
+}  // namespace fp8gemm

@@ -1,0 +1,148 @@
+#pragma once
+
+// The PTX vocabulary the kernels are written in: TMA, mbarrier, wgmma, register
+// reconfiguration, conversions. No CUDA toolkit header is included, so NVRTC
+// compiles these from memory with nothing installed beside the library.
+
+namespace fp8gemm_dev {
+
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned. Kernels take it as a
+// `const __grid_constant__` parameter and hand its generic address to TMA.
+struct alignas(64) TensorMap {
+  u64 opaque[16];
+};
+
+__device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
+
+// Shared-state-space address of a generic pointer into shared memory.
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+  u32 r;
+  asm("{\n .reg .u64 a;\n cvta.to.shared.u64 a, %1;\n cvt.u32.u64 %0, a;\n}" : "=r"(r) : "l"(p));
+  return r;
+}
+
+__device__ __forceinline__ float ld_shared_f32(u32 addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+// Read-only global load (inputs never change during a kernel).
+__device__ __forceinline__ float ldg_f32(const float* p) {
+  float v;
+  asm("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  return v;
+}
+
+// Two fp32 values to a packed bf16 pair, round to nearest even; `lo` lands at the
+// lower address.
+__device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) {
+  u32 r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+__device__ __forceinline__ void st_global_u32(void* p, u32 v) {
+  asm volatile("st.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// ---------------------------------------------------------------------------
+// mbarrier
+// ---------------------------------------------------------------------------
+
+__device__ __forceinline__ void mbar_init(u32 bar, u32 arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(arrivals) : "memory");
+}
+
+// Makes barrier initialization visible to the async proxy (TMA) and the cluster.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+// Blocks until the phase with the given parity has completed.
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+  asm volatile(
+      "{\n"
+      " .reg .pred done;\n"
+      "FP8GEMM_WAIT:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra FP8GEMM_WAIT;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// ---------------------------------------------------------------------------
+// TMA
+// ---------------------------------------------------------------------------
+
+__device__ __forceinline__ void prefetch_tensor_map(const TensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<u64>(map)) : "memory");
+}
+
+// Loads the box at coordinates (c0 innermost, c1) into shared memory at `dst`; the
+// bytes are counted on barrier `bar`. Out-of-range elements arrive as zeros.
+__device__ __forceinline__ void tma_load_2d(u32 dst, const TensorMap* map, u32 bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(map)), "r"(bar), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+// ---------------------------------------------------------------------------
+// wgmma
+// ---------------------------------------------------------------------------
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+
+// Keeps the compiler from moving accesses of an accumulator register across wgmma.
+__device__ __forceinline__ void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// Shared-memory matrix descriptor of a K-major tile stored with the 128-byte swizzle
+// (rows of 128 bytes, 8-row atoms of 1024 bytes): start address, leading byte offset
+// (unused for this layout, 1), stride byte offset 1024 between 8-row groups, mode 1.
+__device__ __forceinline__ u64 smem_desc_sw128(u32 addr) {
+  return static_cast<u64>((addr & 0x3FFFF) >> 4) | (static_cast<u64>(1) << 16) |
+         (static_cast<u64>(1024 >> 4) << 32) | (static_cast<u64>(1) << 62);
+}
+
+// wgmma.m64nNk32.f32.e4m3.e4m3 with both operands in shared memory. One
+// specialization per N is generated with the kernel (the operand list depends on N).
+// scale_d == 0 overwrites the accumulators instead of adding to them.
+template <int kN>
+struct WgmmaE4M3;
+
+// ---------------------------------------------------------------------------
+// Register reconfiguration (per warpgroup)
+// ---------------------------------------------------------------------------
+
+template <u32 kRegs>
+__device__ __forceinline__ void release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
+template <u32 kRegs>
+__device__ __forceinline__ void claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
+}  // namespace fp8gemm_dev

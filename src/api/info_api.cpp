@@ -1,0 +1,59 @@
+// runtime_info and stats: what the library sees and has done.
+
+#include "api/library.hpp"
+#include "compiler/nvrtc_compiler.hpp"
+#include "driver/driver_api.hpp"
+#include "runtime/stats.hpp"
+
+namespace fp8gemm {
+
+using namespace detail;
+
+RuntimeInfo runtime_info() {
+  RuntimeInfo info;
+  info.library_version = FP8GEMM_VERSION_STRING;
+  info.nvrtc_version = nvrtc_version();
+  DiskCache& disk = Library::instance().disk();
+  info.cache_dir = disk.dir().empty() ? "(none)" : disk.dir();
+  info.cache_state = disk.state();
+  std::string why;
+  const DriverApi* cu = try_driver(&why);
+  if (cu == nullptr) {
+    info.driver = why;
+    return info;
+  }
+  cu->cuDriverGetVersion(&info.driver_version);
+  info.driver = "CUDA " + std::to_string(info.driver_version / 1000) + "." +
+                std::to_string(info.driver_version % 1000 / 10);
+  int count = 0;
+  if (cu->cuDeviceGetCount(&count) != CUDA_SUCCESS) return info;
+  for (int i = 0; i < count; ++i) {
+    CUdevice device = 0;
+    if (cu->cuDeviceGet(&device, i) != CUDA_SUCCESS) continue;
+    DeviceInfo d;
+    d.ordinal = i;
+    char name[256] = {0};
+    cu->cuDeviceGetName(name, sizeof(name) - 1, device);
+    d.name = name;
+    cu->cuDeviceGetAttribute(&d.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+    cu->cuDeviceGetAttribute(&d.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+    cu->cuDeviceGetAttribute(&d.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+    cu->cuDeviceTotalMem(&d.memory_bytes, device);
+    d.supported = d.cc_major == 9 && d.cc_minor == 0;
+    info.devices.push_back(d);
+  }
+  return info;
+}
+
+Stats stats() {
+  Stats s;
+  const Counters& c = counters();
+  s.gemm_calls = c.gemm_calls.load();
+  s.kernels_compiled = c.kernels_compiled.load();
+  s.disk_hits = c.disk_hits.load();
+  s.modules_loaded = c.modules_loaded.load();
+  s.disk_rejected = Library::instance().disk().rejected();
+  return s;
+}
+
+}  // namespace fp8gemm

@@ -1,0 +1,116 @@
+// prewarm: the kernels a list of shapes needs, compiled in parallel into the cache.
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "api/library.hpp"
+#include "driver/driver_api.hpp"
+#include "heuristics/heuristics.hpp"
+#include "util/error.hpp"
+
+namespace fp8gemm {
+
+using namespace detail;
+
+namespace {
+
+constexpr int kDefaultSms = 132;  // H100 SXM, H800, H200
+
+DeviceTraits planning_traits(int requested_sms) {
+  DeviceTraits traits;
+  traits.num_sms = kDefaultSms;
+  if (requested_sms > 0) {
+    traits.num_sms = requested_sms;
+    return traits;
+  }
+  // Plan for device 0 when there is one; compile-only machines plan for an H100/H200.
+  if (const DriverApi* cu = try_driver(nullptr)) {
+    int count = 0, sms = 0, smem = 0;
+    CUdevice device = 0;
+    if (cu->cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0 && cu->cuDeviceGet(&device, 0) == CUDA_SUCCESS &&
+        cu->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device) == CUDA_SUCCESS &&
+        cu->cuDeviceGetAttribute(&smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device) ==
+            CUDA_SUCCESS) {
+      traits.num_sms = sms;
+      traits.max_smem_bytes = smem;
+    }
+  }
+  return traits;
+}
+
+void check_shape(const GemmShape& s) {
+  if (s.m < 0 || s.n < 0 || s.k < 0)
+    fail(ErrorCode::InvalidArgument, "prewarm: shape m={} n={} k={} has a negative size", s.m, s.n, s.k);
+  if (s.n % 8 != 0 || s.k % 16 != 0 || s.k == 0)
+    fail(ErrorCode::InvalidArgument,
+         "prewarm: shape m={} n={} k={} is not valid for gemm_fp8_nt (N % 8 == 0, K % 16 == 0, K > 0)", s.m,
+         s.n, s.k);
+}
+
+}  // namespace
+
+PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  PrewarmReport report;
+  report.shapes = shapes.size();
+  const DeviceTraits traits = planning_traits(options.num_sms);
+  report.num_sms = traits.num_sms;
+
+  std::vector<KernelSpec> specs;
+  for (const GemmShape& s : shapes) {
+    check_shape(s);
+    if (s.m == 0 || s.n == 0) continue;
+    const KernelSpec spec = choose_config(KernelKind::Gemm1D2D, s.m, s.n, s.k, traits);
+    bool seen = false;
+    for (const KernelSpec& x : specs) seen = seen || x == spec;
+    if (!seen) specs.push_back(spec);
+  }
+  report.kernels = specs.size();
+  for (const KernelSpec& s : specs) report.kernel_names.push_back(s.slug());
+
+  KernelStore& store = Library::instance().store();
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const size_t jobs = std::min<size_t>(specs.size(), options.jobs > 0 ? options.jobs : hardware);
+  std::atomic<size_t> next{0};
+  std::mutex mutex;  // guards report counters, the progress callback and `error`
+  std::exception_ptr error;
+  size_t done = 0;
+  auto worker = [&] {
+    for (size_t i = next.fetch_add(1); i < specs.size(); i = next.fetch_add(1)) {
+      KernelSource source = KernelSource::Memory;
+      try {
+        store.get(specs[i], &source);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!error) error = std::current_exception();
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      ++done;
+      (source == KernelSource::Compiled ? report.compiled
+       : source == KernelSource::Disk   ? report.from_disk
+                                        : report.from_memory)++;
+      if (options.on_progress) {
+        PrewarmProgress p;
+        p.done = done;
+        p.total = specs.size();
+        p.kernel = specs[i].slug();
+        p.compiled = source == KernelSource::Compiled;
+        p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        options.on_progress(p);
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < jobs; ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace fp8gemm

@@ -1,0 +1,71 @@
+#include "cache/cache_entry.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "fp8gemm/version.hpp"
+#include "util/sha256.hpp"
+
+namespace fp8gemm::detail {
+
+std::string encode_cache_entry(const CacheEntry& e) {
+  const nlohmann::json header = {
+      {"key", e.key},
+      {"slug", e.slug},
+      {"lowered_name", e.lowered_name},
+      {"cubin_bytes", e.cubin.size()},
+      {"cubin_sha256", Sha256::hex(Sha256::of(e.cubin.data(), e.cubin.size()))},
+      {"registers", e.resources.registers},
+      {"stack_frame_bytes", e.resources.stack_frame_bytes},
+      {"spill_store_bytes", e.resources.spill_store_bytes},
+      {"spill_load_bytes", e.resources.spill_load_bytes},
+      {"library_version", FP8GEMM_VERSION_STRING}};
+  std::string out = kCacheEntryMagic;
+  out += "\n";
+  out += header.dump();
+  out += "\n";
+  out += e.cubin;
+  return out;
+}
+
+std::optional<CacheEntry> decode_cache_entry(const std::string& bytes, const std::string& expected_key,
+                                             std::string* why) {
+  auto reject = [why](const std::string& reason) -> std::optional<CacheEntry> {
+    if (why != nullptr) *why = reason;
+    return std::nullopt;
+  };
+  const size_t line1 = bytes.find('\n');
+  if (line1 == std::string::npos || bytes.compare(0, line1, kCacheEntryMagic) != 0)
+    return reject("not an fp8gemm kernel entry (bad format tag)");
+  const size_t line2 = bytes.find('\n', line1 + 1);
+  if (line2 == std::string::npos) return reject("truncated header");
+  CacheEntry e;
+  size_t cubin_bytes = 0;
+  std::string cubin_sha;
+  try {
+    const nlohmann::json h = nlohmann::json::parse(bytes.substr(line1 + 1, line2 - line1 - 1));
+    e.key = h.at("key").get<std::string>();
+    e.slug = h.at("slug").get<std::string>();
+    e.lowered_name = h.at("lowered_name").get<std::string>();
+    cubin_bytes = h.at("cubin_bytes").get<size_t>();
+    cubin_sha = h.at("cubin_sha256").get<std::string>();
+    e.resources.registers = h.at("registers").get<int>();
+    e.resources.stack_frame_bytes = h.at("stack_frame_bytes").get<int>();
+    e.resources.spill_store_bytes = h.at("spill_store_bytes").get<int>();
+    e.resources.spill_load_bytes = h.at("spill_load_bytes").get<int>();
+    e.resources.parsed = true;
+  } catch (const nlohmann::json::exception& ex) {
+    return reject(std::string("malformed header: ") + ex.what());
+  }
+  if (e.key != expected_key) return reject("entry belongs to another key (" + e.key.substr(0, 16) + ")");
+  if (e.lowered_name.empty()) return reject("no kernel name");
+  const size_t payload = bytes.size() - (line2 + 1);
+  if (payload != cubin_bytes)
+    return reject("cubin is " + std::to_string(payload) + " bytes, header says " + std::to_string(cubin_bytes) +
+                  " (truncated or appended)");
+  e.cubin = bytes.substr(line2 + 1);
+  if (Sha256::hex(Sha256::of(e.cubin.data(), e.cubin.size())) != cubin_sha)
+    return reject("cubin checksum mismatch (corrupted)");
+  return e;
+}
+
+}  // namespace fp8gemm::detail

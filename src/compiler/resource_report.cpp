@@ -1,0 +1,43 @@
+#include "compiler/resource_report.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <sstream>
+
+namespace fp8gemm::detail {
+namespace {
+
+// The integer right before `suffix` in `line` (e.g. "12 bytes spill stores"), or -1.
+int number_before(const std::string& line, const std::string& suffix) {
+  const size_t at = line.find(suffix);
+  if (at == std::string::npos) return -1;
+  size_t end = at;
+  while (end > 0 && line[end - 1] == ' ') --end;
+  size_t begin = end;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(line[begin - 1]))) --begin;
+  if (begin == end) return -1;
+  return std::atoi(line.substr(begin, end - begin).c_str());
+}
+
+}  // namespace
+
+ResourceUsage parse_resource_report(const std::string& log) {
+  ResourceUsage r;
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("warning") != std::string::npos) r.warnings.push_back(line);
+    const size_t used = line.find("Used ");
+    if (used != std::string::npos && line.find(" registers") != std::string::npos) {
+      r.registers = std::atoi(line.c_str() + used + 5);
+      r.parsed = true;
+    }
+    int v;
+    if ((v = number_before(line, "bytes stack frame")) >= 0) r.stack_frame_bytes += v;
+    if ((v = number_before(line, "bytes spill stores")) >= 0) r.spill_store_bytes += v;
+    if ((v = number_before(line, "bytes spill loads")) >= 0) r.spill_load_bytes += v;
+  }
+  return r;
+}
+
+}  // namespace fp8gemm::detail

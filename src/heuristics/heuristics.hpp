@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "problem/problem.hpp"
+
+namespace fp8gemm::detail {
+
+// What the heuristic needs to know about the device.
+struct DeviceTraits {
+  int num_sms = 132;
+  int max_smem_bytes = kMaxSmemBytes;
+};
+
+struct RankedConfig {
+  KernelSpec spec;
+  double predicted_us = 0.0;  // the cost model's estimate
+};
+
+// Candidates for one problem: every legal config, ranked by the analytical cost model
+// (waves x per-tile time, bounded below by the HBM floor). Element 0 is the heuristic's
+// choice. Pure and deterministic.
+std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
+                                       const DeviceTraits& device);
+
+// The first choice of rank_configs().
+KernelSpec choose_config(KernelKind kind, int64_t m, int64_t n, int64_t k, const DeviceTraits& device);
+
+// The model's estimate for one spec at a given M (exposed for tests and the tuner).
+double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device);
+
+}  // namespace fp8gemm::detail

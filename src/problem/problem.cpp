@@ -1,0 +1,99 @@
+#include "problem/problem.hpp"
+
+#include <numeric>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/error.hpp"
+
+namespace fp8gemm::detail {
+
+const char* kind_name(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::Gemm1D2D: return "gemm1d2d";
+  }
+  return "unknown";
+}
+
+std::string KernelSpec::slug() const {
+  return fmt::format("{}_n{}_k{}_bm{}_bn{}_s{}_g{}", kind_name(kind), n, k, config.block_m,
+                     config.block_n, config.stages, config.group_n);
+}
+
+size_t KernelSpecHash::operator()(const KernelSpec& s) const {
+  size_t h = static_cast<size_t>(s.kind);
+  for (int64_t v : {s.n, s.k, int64_t(s.config.block_m), int64_t(s.config.block_n),
+                    int64_t(s.config.stages), int64_t(s.config.group_n)})
+    h = h * 1000003u ^ std::hash<int64_t>{}(v);
+  return h;
+}
+
+KernelLayout kernel_layout(const KernelSpec& spec) {
+  const KernelConfig& c = spec.config;
+  KernelLayout l;
+  l.math_warpgroups = c.block_m / 64;
+  l.threads = (l.math_warpgroups + 1) * 128;
+  l.producer_registers = 40;
+  l.math_registers = l.math_warpgroups == 1 ? 248 : 232;
+  l.a_stage_bytes = c.block_m * 128;
+  l.b_stage_bytes = c.block_n * 128;
+  l.sfa_stage_bytes = c.block_m * 4;
+  const int barrier_bytes = 2 * 8 * c.stages;
+  l.smem_bytes = kSmemAlignSlack +
+                 c.stages * (l.a_stage_bytes + l.b_stage_bytes + l.sfa_stage_bytes) + barrier_bytes;
+  l.k_blocks = static_cast<int>((spec.k + 127) / 128);
+  l.n_blocks = static_cast<int>((spec.n + c.block_n - 1) / c.block_n);
+  return l;
+}
+
+std::string spec_illegal_reason(const KernelSpec& spec) {
+  const KernelConfig& c = spec.config;
+  if (spec.n <= 0 || spec.n % 8 != 0) return fmt::format("N={} must be a positive multiple of 8", spec.n);
+  if (spec.k <= 0 || spec.k % 16 != 0) return fmt::format("K={} must be a positive multiple of 16", spec.k);
+  if (spec.n > (int64_t(1) << 31) || spec.k > (int64_t(1) << 31)) return "N and K must be below 2^31";
+  if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128", c.block_m);
+  if (c.block_n < 16 || c.block_n > 192 || c.block_n % 16 != 0)
+    return fmt::format("block_n={} must be a multiple of 16 in [16, 192]", c.block_n);
+  // A tile may straddle at most two 128-column blocks of B's scales.
+  if (c.block_n - std::gcd(c.block_n, 128) > 128)
+    return fmt::format("block_n={} would straddle three 128-column scale blocks", c.block_n);
+  if (c.stages < 2 || c.stages > 16) return fmt::format("stages={} must be in [2, 16]", c.stages);
+  if (c.group_n < 1 || c.group_n > 64) return fmt::format("group_n={} must be in [1, 64]", c.group_n);
+  const KernelLayout l = kernel_layout(spec);
+  if (l.smem_bytes > kMaxSmemBytes)
+    return fmt::format("needs {} bytes of shared memory, more than {}", l.smem_bytes, kMaxSmemBytes);
+  return "";
+}
+
+std::string spec_to_json(const KernelSpec& spec) {
+  nlohmann::json j = {{"kind", kind_name(spec.kind)},
+                      {"n", spec.n},
+                      {"k", spec.k},
+                      {"block_m", spec.config.block_m},
+                      {"block_n", spec.config.block_n},
+                      {"stages", spec.config.stages},
+                      {"group_n", spec.config.group_n}};
+  return j.dump();
+}
+
+KernelSpec spec_from_json(const std::string& text) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    KernelSpec s;
+    const std::string kind = j.at("kind").get<std::string>();
+    if (kind != kind_name(KernelKind::Gemm1D2D)) fail(ErrorCode::InvalidArgument, "unknown kernel kind '{}'", kind);
+    s.kind = KernelKind::Gemm1D2D;
+    s.n = j.at("n").get<int64_t>();
+    s.k = j.at("k").get<int64_t>();
+    s.config.block_m = j.at("block_m").get<int>();
+    s.config.block_n = j.at("block_n").get<int>();
+    s.config.stages = j.at("stages").get<int>();
+    s.config.group_n = j.at("group_n").get<int>();
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    fail(ErrorCode::InvalidArgument, "malformed kernel spec JSON: {}", e.what());
+  }
+}
+
+}  // namespace fp8gemm::detail

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace fp8gemm::detail {
+
+// Which kernel family a problem needs.
+enum class KernelKind {
+  Gemm1D2D,  // D bf16 = A (1x128 scales) x B^T (128x128 scales)
+};
+
+const char* kind_name(KernelKind kind);
+
+// The tile configuration of one kernel: what a heuristic or tuner chooses.
+struct KernelConfig {
+  int block_m = 128;  // 64 (one math warpgroup) or 128 (two)
+  int block_n = 128;  // multiple of 16, <= 192, at most two 128-column scale blocks per tile
+  int stages = 4;     // TMA pipeline depth
+  int group_n = 8;    // rasterization: tiles walk stripes of this many N blocks
+
+  bool operator==(const KernelConfig& o) const {
+    return block_m == o.block_m && block_n == o.block_n && stages == o.stages &&
+           group_n == o.group_n;
+  }
+};
+
+// Identifies one compiled kernel: the kind, the dimensions baked in (N and K; M stays
+// a run-time value) and the config.
+struct KernelSpec {
+  KernelKind kind = KernelKind::Gemm1D2D;
+  int64_t n = 0;
+  int64_t k = 0;
+  KernelConfig config;
+
+  bool operator==(const KernelSpec& o) const {
+    return kind == o.kind && n == o.n && k == o.k && config == o.config;
+  }
+  // Readable, file-name safe: e.g. "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8".
+  std::string slug() const;
+};
+
+struct KernelSpecHash {
+  size_t operator()(const KernelSpec& s) const;
+};
+
+// Everything derived from a spec, computed in one place for the code generator,
+// the launcher and the legality checks.
+struct KernelLayout {
+  int math_warpgroups = 0;
+  int threads = 0;             // math warpgroups + one TMA producer warpgroup
+  int producer_registers = 0;  // setmaxnreg targets
+  int math_registers = 0;
+  int a_stage_bytes = 0;       // BLOCK_M x 128 fp8
+  int b_stage_bytes = 0;       // BLOCK_N x 128 fp8
+  int sfa_stage_bytes = 0;     // BLOCK_M fp32
+  int smem_bytes = 0;          // dynamic shared memory, alignment slack included
+  int k_blocks = 0;            // ceil(K / 128)
+  int n_blocks = 0;            // ceil(N / BLOCK_N)
+};
+
+KernelLayout kernel_layout(const KernelSpec& spec);
+
+// Shared memory a block may use on sm_90 (227 KB), and the slack kept to align
+// the dynamic shared memory base to 1024 bytes (128-byte swizzle atoms).
+constexpr int kMaxSmemBytes = 232448;
+constexpr int kSmemAlignSlack = 1024;
+
+// Why a spec cannot be compiled/launched, or "" if it can.
+std::string spec_illegal_reason(const KernelSpec& spec);
+
+// JSON round trip (cache entry metadata, tuning database).
+std::string spec_to_json(const KernelSpec& spec);
+KernelSpec spec_from_json(const std::string& json);  // throws Error(InvalidArgument)
+
+}  // namespace fp8gemm::detail

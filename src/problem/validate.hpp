@@ -1,0 +1,18 @@
+#pragma once
+
+#include <string>
+
+#include "fp8gemm/fp8gemm.hpp"
+
+namespace fp8gemm::detail {
+
+// Checks every rule of gemm_fp8_nt's contract on the host, before anything touches
+// the GPU. Throws Error(InvalidArgument) naming the argument and the rule it breaks.
+// Returns false when the call has nothing to do (M == 0 or N == 0).
+bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                          const ScaleMatrix& b_scales, const Bf16Matrix& d);
+
+// Throws Error(UnsupportedDevice) unless the device is sm_90 (Hopper).
+void validate_device(int cc_major, int cc_minor, const std::string& name, int ordinal);
+
+}  // namespace fp8gemm::detail

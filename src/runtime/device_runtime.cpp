@@ -1,0 +1,97 @@
+#include "runtime/device_runtime.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+#include "driver/driver_api.hpp"
+#include "runtime/stats.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace fp8gemm::detail {
+
+DeviceRuntime::DeviceRuntime(CUcontext context) : context_(context) {
+  const DriverApi& cu = driver();
+  CUdevice device = 0;
+  check_cu(cu.cuCtxGetDevice(&device), "cuCtxGetDevice");
+  props_.ordinal = static_cast<int>(device);
+  char name[256] = {0};
+  check_cu(cu.cuDeviceGetName(name, sizeof(name) - 1, device), "cuDeviceGetName");
+  props_.name = name;
+  auto attr = [&](CUdevice_attribute a, const char* what) {
+    int v = 0;
+    check_cu(cu.cuDeviceGetAttribute(&v, a, device), what);
+    return v;
+  };
+  props_.cc_major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "cuDeviceGetAttribute(cc major)");
+  props_.cc_minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "cuDeviceGetAttribute(cc minor)");
+  props_.sm_count = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "cuDeviceGetAttribute(SM count)");
+  props_.max_smem_optin =
+      attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "cuDeviceGetAttribute(smem opt-in)");
+}
+
+const LaunchPlan& DeviceRuntime::plan(int64_t m, int64_t n, int64_t k, KernelStore& store) {
+  const PlanKey key{m, n, k};
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second;
+  }
+  // First sight of this shape on this device: choose, build and load outside the lock
+  // (compiling can take a second; other shapes keep launching meanwhile).
+  LaunchPlan p;
+  p.spec = choose_config(KernelKind::Gemm1D2D, m, n, k, traits());
+  p.layout = kernel_layout(p.spec);
+  const int64_t tiles = (m + p.spec.config.block_m - 1) / p.spec.config.block_m * p.layout.n_blocks;
+  p.grid = static_cast<unsigned>(std::min<int64_t>(tiles, props_.sm_count));
+  std::shared_ptr<const KernelBinary> binary = store.get(p.spec);
+
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto f = functions_.find(p.spec);
+  p.function = f != functions_.end() ? f->second : load(*binary);
+  return plans_.emplace(key, p).first->second;
+}
+
+CUfunction DeviceRuntime::load(const KernelBinary& binary) {
+  const DriverApi& cu = driver();
+  CUmodule module = nullptr;
+  const CUresult r = cu.cuModuleLoadData(&module, binary.cubin.data());
+  if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || r == CUDA_ERROR_NO_BINARY_FOR_GPU ||
+      r == CUDA_ERROR_INVALID_IMAGE)
+    check_cu(r, ("cuModuleLoadData(" + binary.spec.slug() +
+                 "): the driver cannot load this sm_90a cubin; update the NVIDIA driver to one that "
+                 "supports the NVRTC version in use")
+                    .c_str());
+  check_cu(r, "cuModuleLoadData");
+  CUfunction function = nullptr;
+  check_cu(cu.cuModuleGetFunction(&function, module, binary.lowered_name.c_str()), "cuModuleGetFunction");
+  const KernelLayout layout = kernel_layout(binary.spec);
+  check_cu(cu.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, layout.smem_bytes),
+           "cuFuncSetAttribute(max dynamic shared memory)");
+  functions_.emplace(binary.spec, function);
+  counters().modules_loaded.fetch_add(1);
+  log(LogLevel::Debug, "loaded {} on device {}", binary.spec.slug(), props_.ordinal);
+  return function;
+}
+
+void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,
+                      const CUtensorMap& sfa, const float* sfb, int64_t sfb_stride_n,
+                      int64_t sfb_stride_k, void* d, int64_t ldd, int m, CUstream stream) {
+  long long stride_n = sfb_stride_n, stride_k = sfb_stride_k, ld = ldd;
+  void* args[] = {const_cast<CUtensorMap*>(&a), const_cast<CUtensorMap*>(&b), const_cast<CUtensorMap*>(&sfa),
+                  &sfb, &stride_n, &stride_k, &d, &ld, &m};
+  CUlaunchConfig config{};
+  config.gridDimX = plan.grid;
+  config.gridDimY = 1;
+  config.gridDimZ = 1;
+  config.blockDimX = static_cast<unsigned>(plan.layout.threads);
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(plan.layout.smem_bytes);
+  config.hStream = stream;
+  config.attrs = nullptr;
+  config.numAttrs = 0;
+  check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d2d)");
+}
+
+}  // namespace fp8gemm::detail

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "heuristics/heuristics.hpp"
+#include "problem/problem.hpp"
+#include "runtime/kernel_store.hpp"
+
+namespace fp8gemm::detail {
+
+struct DeviceProps {
+  int ordinal = 0;
+  std::string name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  int max_smem_optin = 0;
+};
+
+// Everything needed to launch one problem: resolved once per (M, N, K) and context.
+struct LaunchPlan {
+  CUfunction function = nullptr;
+  KernelSpec spec;
+  KernelLayout layout;
+  unsigned grid = 0;
+};
+
+// The kernels loaded in one CUDA context (one device), and the launch plans chosen for
+// it. Modules stay loaded for the life of the process.
+class DeviceRuntime {
+ public:
+  // Reads the device's properties; `context` must be current on the calling thread.
+  explicit DeviceRuntime(CUcontext context);
+
+  const DeviceProps& props() const { return props_; }
+  DeviceTraits traits() const { return DeviceTraits{props_.sm_count, props_.max_smem_optin}; }
+
+  // The plan for a validated problem. After the first call for a shape this is one
+  // hash lookup under a shared lock: no hashing of source, no I/O, no allocation.
+  // The context must be current (it is where new modules are loaded).
+  const LaunchPlan& plan(int64_t m, int64_t n, int64_t k, KernelStore& store);
+
+ private:
+  struct PlanKey {
+    int64_t m, n, k;
+    bool operator==(const PlanKey& o) const { return m == o.m && n == o.n && k == o.k; }
+  };
+  struct PlanKeyHash {
+    size_t operator()(const PlanKey& p) const {
+      return std::hash<int64_t>{}(p.m) * 31 + std::hash<int64_t>{}(p.n) * 1000003 + std::hash<int64_t>{}(p.k);
+    }
+  };
+
+  CUfunction load(const KernelBinary& binary);
+
+  CUcontext context_;
+  DeviceProps props_;
+  std::shared_mutex mutex_;
+  std::unordered_map<PlanKey, LaunchPlan, PlanKeyHash> plans_;
+  std::unordered_map<KernelSpec, CUfunction, KernelSpecHash> functions_;
+};
+
+// Launches gemm_1d2d_kernel for a plan.
+void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,
+                      const CUtensorMap& sfa, const float* sfb, int64_t sfb_stride_n,
+                      int64_t sfb_stride_k, void* d, int64_t ldd, int m, CUstream stream);
+
+}  // namespace fp8gemm::detail

@@ -1,0 +1,73 @@
+#include "runtime/kernel_store.hpp"
+
+#include "cache/cache_key.hpp"
+#include "codegen/gemm_codegen.hpp"
+#include "compiler/nvrtc_compiler.hpp"
+#include "runtime/stats.hpp"
+#include "util/log.hpp"
+
+namespace fp8gemm::detail {
+
+Counters& counters() {
+  static Counters c;
+  return c;
+}
+
+std::shared_ptr<const KernelBinary> KernelStore::get(const KernelSpec& spec, KernelSource* source) {
+  using Ptr = std::shared_ptr<const KernelBinary>;
+  std::promise<Ptr> promise;
+  std::shared_future<Ptr> existing;
+  bool builder = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = kernels_.find(spec);
+    if (it != kernels_.end()) {
+      existing = it->second;
+    } else {
+      kernels_.emplace(spec, promise.get_future().share());
+      builder = true;
+    }
+  }
+  if (!builder) {
+    // Built, or being built by another thread: wait for it (rethrows its failure).
+    if (source != nullptr) *source = KernelSource::Memory;
+    return existing.get();
+  }
+  try {
+    Ptr binary = build(spec, source);
+    promise.set_value(binary);
+    return binary;
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    std::lock_guard<std::mutex> lock(mutex_);
+    kernels_.erase(spec);  // a later request tries again
+    throw;
+  }
+}
+
+std::shared_ptr<const KernelBinary> KernelStore::build(const KernelSpec& spec, KernelSource* source) {
+  const GeneratedKernel generated = generate_kernel(spec);
+  auto binary = std::make_shared<KernelBinary>();
+  binary->spec = spec;
+  binary->key = cache_key(cache_key_inputs(generated));
+  if (std::optional<CacheEntry> entry = disk_.load(generated.slug, binary->key)) {
+    counters().disk_hits.fetch_add(1);
+    binary->cubin = std::move(entry->cubin);
+    binary->lowered_name = std::move(entry->lowered_name);
+    binary->resources = entry->resources;
+    if (source != nullptr) *source = KernelSource::Disk;
+    log(LogLevel::Debug, "kernel {} found in the disk cache", generated.slug);
+    return binary;
+  }
+  CompiledKernel compiled = compile_kernel(generated);
+  counters().kernels_compiled.fetch_add(1);
+  binary->cubin = std::move(compiled.cubin);
+  binary->lowered_name = std::move(compiled.lowered_name);
+  binary->resources = compiled.resources;
+  binary->resources.warnings.clear();
+  disk_.store(CacheEntry{binary->key, generated.slug, binary->lowered_name, binary->resources, binary->cubin});
+  if (source != nullptr) *source = KernelSource::Compiled;
+  return binary;
+}
+
+}  // namespace fp8gemm::detail

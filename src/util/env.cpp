@@ -1,0 +1,52 @@
+#include "util/env.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "util/log.hpp"
+
+namespace fp8gemm::detail {
+namespace {
+
+bool nonempty(const char* s) { return s != nullptr && *s != '\0'; }
+
+LogLevel parse_level(const char* s, bool* bad) {
+  *bad = false;
+  if (!nonempty(s)) return LogLevel::Warn;
+  const std::string v(s);
+  if (v == "error") return LogLevel::Error;
+  if (v == "warn" || v == "warning") return LogLevel::Warn;
+  if (v == "info") return LogLevel::Info;
+  if (v == "debug") return LogLevel::Debug;
+  *bad = true;
+  return LogLevel::Warn;
+}
+
+}  // namespace
+
+std::string resolve_cache_dir(const char* fp8gemm_cache_dir, const char* xdg_cache_home,
+                              const char* home) {
+  if (nonempty(fp8gemm_cache_dir)) return fp8gemm_cache_dir;
+  if (nonempty(xdg_cache_home)) return std::string(xdg_cache_home) + "/fp8gemm";
+  if (nonempty(home)) return std::string(home) + "/.cache/fp8gemm";
+  return "";  // no home: memory-only
+}
+
+const Environment& env() {
+  static const Environment e = [] {
+    Environment r;
+    r.cache_dir = resolve_cache_dir(std::getenv("FP8GEMM_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"),
+                                    std::getenv("HOME"));
+    const char* disk = std::getenv("FP8GEMM_DISK_CACHE");
+    r.disk_cache = !(nonempty(disk) && std::strcmp(disk, "0") == 0);
+    bool bad = false;
+    const char* level = std::getenv("FP8GEMM_LOG_LEVEL");
+    r.log_level = parse_level(level, &bad);
+    if (bad) r.rejected_log_level = level;
+    return r;
+  }();
+  return e;
+}
+
+}  // namespace fp8gemm::detail

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fp8gemm::detail {
+
+// Small POSIX file helpers. None of them throws: failures come back as an errno
+// value (0 = success) so that callers can degrade (e.g. to a memory-only cache).
+
+// Reads a whole file; std::nullopt if it cannot be opened or read.
+std::optional<std::string> read_file(const std::string& path);
+
+// Creates the directory and its parents (mode 0755). Returns 0 or errno.
+int make_dirs(const std::string& path);
+
+// Writes `data` to a unique temporary file beside `path`, flushes it to disk and
+// renames it over `path`, so readers see either the old file or the whole new one.
+// Returns 0 or errno; the temporary file is removed on failure.
+int write_file_atomic(const std::string& path, const std::string& data);
+
+// Names of the regular files in a directory (not recursive); empty if unreadable.
+std::vector<std::string> list_files(const std::string& dir);
+
+}  // namespace fp8gemm::detail

@@ -1,0 +1,78 @@
+// The public API on a machine without a usable CUDA driver (CI): it loads, explains
+// itself, compiles kernels, and refuses GPU work with a clear error.
+
+#include <gtest/gtest.h>
+
+#include "driver/driver_api.hpp"
+#include "fp8gemm/fp8gemm.hpp"
+
+using namespace fp8gemm;
+
+namespace {
+bool have_driver(std::string* why) { return detail::try_driver(why) != nullptr; }
+}  // namespace
+
+TEST(ApiWithoutGpu, GemmThrowsNoDriverAfterValidation) {
+  std::string why;
+  if (have_driver(&why)) GTEST_SKIP() << "a CUDA driver is present; this test is for machines without one";
+  const int64_t m = 64, n = 128, k = 256;
+  const Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
+  const Fp8Matrix b{reinterpret_cast<void*>(0x200000000), n, k, k};
+  const Bf16Matrix d{reinterpret_cast<void*>(0x300000000), m, n, n};
+  try {
+    gemm_fp8_nt(a, per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k), b,
+                block_scales(reinterpret_cast<const float*>(0x500000000), n, k), d);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_TRUE(e.code() == ErrorCode::NoDriver || e.code() == ErrorCode::NoDevice) << e.what();
+    EXPECT_NE(std::string(e.what()).find("libcuda.so.1"), std::string::npos) << e.what();
+  }
+  // Validation comes first: a bad argument is reported as such even without a GPU.
+  try {
+    gemm_fp8_nt(a, per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k), b,
+                block_scales(reinterpret_cast<const float*>(0x500000000), n, k), Bf16Matrix{nullptr, m, n, n});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+  }
+  // M == 0 is a no-op everywhere.
+  EXPECT_NO_THROW(gemm_fp8_nt(Fp8Matrix{nullptr, 0, k, k}, per_token_scales(nullptr, 0, k), b,
+                              block_scales(reinterpret_cast<const float*>(0x500000000), n, k),
+                              Bf16Matrix{nullptr, 0, n, n}));
+}
+
+TEST(ApiWithoutGpu, InfoDescribesTheMachine) {
+  const RuntimeInfo info = runtime_info();
+  EXPECT_EQ(info.library_version, FP8GEMM_VERSION_STRING);
+  EXPECT_FALSE(info.nvrtc_version.empty());
+  EXPECT_FALSE(info.cache_dir.empty());
+  EXPECT_FALSE(info.driver.empty());
+  std::string why;
+  if (!have_driver(&why)) {
+    EXPECT_EQ(info.driver_version, 0);
+    EXPECT_TRUE(info.devices.empty());
+  }
+}
+
+TEST(ApiWithoutGpu, PrewarmCompilesWithoutAGpu) {
+  PrewarmOptions options;
+  options.jobs = 2;
+  options.num_sms = 132;
+  size_t callbacks = 0;
+  options.on_progress = [&](const PrewarmProgress& p) {
+    ++callbacks;
+    EXPECT_LE(p.done, p.total);
+    EXPECT_FALSE(p.kernel.empty());
+  };
+  const std::vector<GemmShape> shapes = {{1, 256, 512}, {200, 512, 512}, {0, 256, 512}, {1, 256, 512}};
+  const PrewarmReport r = prewarm(shapes, options);
+  EXPECT_EQ(r.shapes, 4u);
+  EXPECT_EQ(r.kernels, 2u);  // M = 0 needs none, the repeated shape none extra
+  EXPECT_EQ(r.compiled + r.from_disk + r.from_memory, r.kernels);
+  EXPECT_EQ(callbacks, r.kernels);
+  const PrewarmReport again = prewarm(shapes, options);
+  EXPECT_EQ(again.from_memory, again.kernels);
+  EXPECT_EQ(again.compiled, 0u);
+  EXPECT_THROW(prewarm({{1, 250, 512}}, options), Error);  // N % 8
+  EXPECT_THROW(prewarm({{-1, 256, 512}}, options), Error);
+}

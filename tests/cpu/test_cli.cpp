@@ -1,0 +1,146 @@
+// The fp8gemm command line, run as a separate process.
+
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "cache/cache_entry.hpp"
+#include "driver/driver_api.hpp"
+#include "heuristics/heuristics.hpp"
+#include "support/temp_dir.hpp"
+#include "util/files.hpp"
+
+extern char** environ;
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Result run_cli(const std::string& args) {
+  const std::string command = std::string(FP8GEMM_CLI_PATH) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = ::popen(command.c_str(), "r");
+  if (p == nullptr) return r;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), p)) > 0) r.output.append(buffer, n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string write_shapes(const std::string& dir, const std::string& json) {
+  const std::string path = dir + "/shapes.json";
+  std::ofstream(path) << json;
+  return path;
+}
+
+const char* kSmallShapes = R"({"dense": {"m": [1, 200], "nk": [[256, 512], [264, 1024]]}})";
+
+// Distinct kernels the small shape set needs on a 132-SM device.
+size_t small_kernel_count() {
+  std::vector<fp8gemm::detail::KernelSpec> specs;
+  for (int64_t m : {1, 200})
+    for (auto nk : {std::pair<int64_t, int64_t>{256, 512}, {264, 1024}}) {
+      const auto s = fp8gemm::detail::choose_config(fp8gemm::detail::KernelKind::Gemm1D2D, m, nk.first,
+                                                    nk.second, fp8gemm::detail::DeviceTraits{});
+      if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
+    }
+  return specs.size();
+}
+
+}  // namespace
+
+TEST(Cli, FourProcessesPrewarmOneDirectory) {
+  fp8gemm::test::TempDir dir;
+  const std::string shapes = write_shapes(dir.path(), kSmallShapes);
+  const std::string cache = dir.path() + "/cache";
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<std::string> args = {FP8GEMM_CLI_PATH, "--cache-dir", cache, "prewarm", "--shapes", shapes,
+                                     "--jobs", "2", "--sms", "132", "--quiet"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    ASSERT_EQ(::posix_spawn(&pid, FP8GEMM_CLI_PATH, nullptr, nullptr, argv.data(), environ), 0);
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a prewarm process failed";
+  }
+  // One valid entry per kernel, no temporary files.
+  const auto files = fp8gemm::detail::list_files(cache + "/kernels");
+  const size_t kernels = small_kernel_count();
+  EXPECT_EQ(files.size(), kernels);
+  for (const std::string& f : files) {
+    EXPECT_EQ(f.substr(f.size() - 5), ".fp8k") << f;
+    const std::string bytes = *fp8gemm::detail::read_file(cache + "/kernels/" + f);
+    // The key is in the header; decoding with it verifies size and checksum.
+    const size_t at = bytes.find("\"key\":\"") + 7;
+    const std::string key = bytes.substr(at, 64);
+    std::string why;
+    EXPECT_TRUE(fp8gemm::detail::decode_cache_entry(bytes, key, &why)) << f << ": " << why;
+    EXPECT_EQ(f.find(key.substr(0, 16)), f.size() - 5 - 16) << "file name carries the key prefix";
+  }
+  // A fifth run finds everything on disk.
+  const Result again = run_cli("--cache-dir " + cache + " prewarm --shapes " + shapes + " --sms 132");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("(0 compiled, " + std::to_string(kernels) + " already on disk"), std::string::npos)
+      << again.output;
+}
+
+TEST(Cli, ProgressLinesAndSummary) {
+  fp8gemm::test::TempDir dir;
+  const std::string shapes = write_shapes(dir.path(), kSmallShapes);
+  const Result r = run_cli("--cache-dir " + dir.path() + "/cache prewarm --shapes " + shapes + " --sms 132 -j 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::string n = std::to_string(small_kernel_count());
+  EXPECT_NE(r.output.find("prewarm [" + n + "/" + n + "]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ETA"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("4 shapes -> " + n + " kernels (" + n + " compiled"), std::string::npos) << r.output;
+}
+
+TEST(Cli, ArgumentErrors) {
+  fp8gemm::test::TempDir dir;
+  Result r = run_cli("");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run_cli("prewarm");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--shapes"), std::string::npos) << r.output;
+  r = run_cli("prewarm --shapes " + dir.path() + "/missing.json");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run_cli("bogus");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run_cli("prewarm --shapes " + write_shapes(dir.path(), "{ broken"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("not valid JSON"), std::string::npos) << r.output;
+  r = run_cli("--cache-dir " + dir.path() + "/c prewarm --shapes " +
+              write_shapes(dir.path(), R"({"dense": {"mnk": [[4, 250, 512]]}})"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("N % 8"), std::string::npos) << r.output;
+  r = run_cli("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("prewarm"), std::string::npos) << r.output;
+}
+
+TEST(Cli, InfoAndCheckWithoutGpu) {
+  const Result info = run_cli("info");
+  EXPECT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("cache dir"), std::string::npos) << info.output;
+  if (fp8gemm::detail::try_driver(nullptr) != nullptr) GTEST_SKIP() << "a CUDA driver is present";
+  const Result check = run_cli("check");
+  EXPECT_EQ(check.exit_code, 4) << check.output;
+  const Result skip = run_cli("check --skip-without-gpu");
+  EXPECT_EQ(skip.exit_code, 0) << skip.output;
+  EXPECT_NE(skip.output.find("skipped"), std::string::npos) << skip.output;
+}

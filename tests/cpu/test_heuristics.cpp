@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include "heuristics/heuristics.hpp"
+
+using namespace fp8gemm::detail;
+
+namespace {
+const int64_t kDense[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
+                             {7168, 16384}, {4096, 7168}, {7168, 2048}, {2120, 7184}};
+}
+
+TEST(Heuristics, EveryCandidateIsLegalAndRankedByPrediction) {
+  const DeviceTraits h200;
+  for (const auto& nk : kDense)
+    for (int64_t m : {1, 7, 64, 128, 129, 1000, 4096}) {
+      const auto ranked = rank_configs(KernelKind::Gemm1D2D, m, nk[0], nk[1], h200);
+      ASSERT_FALSE(ranked.empty());
+      for (const RankedConfig& r : ranked) {
+        EXPECT_EQ(spec_illegal_reason(r.spec), "") << r.spec.slug();
+        EXPECT_LE(kernel_layout(r.spec).smem_bytes, h200.max_smem_bytes);
+        EXPECT_GT(r.predicted_us, 0.0);
+        EXPECT_EQ(r.spec.n, nk[0]);
+        EXPECT_EQ(r.spec.k, nk[1]);
+      }
+      // The first choice is within the 1 % tie bucket of the best prediction.
+      double best = ranked.front().predicted_us;
+      for (const RankedConfig& r : ranked) best = std::min(best, r.predicted_us);
+      EXPECT_LE(ranked.front().predicted_us, best * 1.0101);
+      EXPECT_EQ(choose_config(KernelKind::Gemm1D2D, m, nk[0], nk[1], h200), ranked.front().spec);
+    }
+}
+
+TEST(Heuristics, SmallMUsesOneMathWarpgroup) {
+  for (const auto& nk : kDense)
+    for (int64_t m : {1, 7, 64})
+      EXPECT_EQ(choose_config(KernelKind::Gemm1D2D, m, nk[0], nk[1], DeviceTraits{}).config.block_m, 64);
+}
+
+TEST(Heuristics, DeterministicAndUsesDeepestPipeline) {
+  const auto a = rank_configs(KernelKind::Gemm1D2D, 4096, 7168, 2048, DeviceTraits{});
+  const auto b = rank_configs(KernelKind::Gemm1D2D, 4096, 7168, 2048, DeviceTraits{});
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].spec, b[i].spec);
+  for (const RankedConfig& r : a) {
+    KernelSpec deeper = r.spec;
+    deeper.config.stages += 1;
+    EXPECT_TRUE(deeper.config.stages > 8 || kernel_layout(deeper).smem_bytes > kMaxSmemBytes) << r.spec.slug();
+  }
+}
+
+TEST(Heuristics, FewerSmsNeverPredictFaster) {
+  DeviceTraits small;
+  small.num_sms = 66;
+  const KernelSpec s = choose_config(KernelKind::Gemm1D2D, 4096, 7168, 2048, DeviceTraits{});
+  EXPECT_GE(predict_us(s, 4096, small), predict_us(s, 4096, DeviceTraits{}));
+}
+
+TEST(Heuristics, PredictionRespectsTheMemoryFloor) {
+  // M = 1, N = 7168, K = 16384 reads 117 MB of B: no config can beat ~27 us at 4.3 TB/s.
+  const KernelSpec s = choose_config(KernelKind::Gemm1D2D, 1, 7168, 16384, DeviceTraits{});
+  EXPECT_GE(predict_us(s, 1, DeviceTraits{}), 7168.0 * 16384 / 4.3e12 * 1e6);
+}

@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+
+#include "fp8gemm/fp8gemm.hpp"
+#include "codegen/gemm_codegen.hpp"
+#include "compiler/nvrtc_compiler.hpp"
+#include "heuristics/heuristics.hpp"
+
+using namespace fp8gemm::detail;
+
+namespace {
+
+void expect_clean_kernel(const KernelSpec& spec) {
+  const CompiledKernel k = compile_kernel(generate_kernel(spec));
+  ASSERT_GT(k.cubin.size(), 4u);
+  EXPECT_EQ(k.cubin.substr(0, 4), std::string("\x7f" "ELF", 4)) << "not a cubin";
+  EXPECT_NE(k.lowered_name.find("gemm_1d2d_kernel"), std::string::npos) << k.lowered_name;
+  ASSERT_TRUE(k.resources.parsed) << k.log;
+  // The register cap at entry must be what setmaxnreg redistributes.
+  const KernelLayout layout = kernel_layout(spec);
+  EXPECT_EQ(k.resources.registers * layout.threads >= layout.producer_registers * 128 +
+                                                      layout.math_registers * (layout.threads - 128),
+            true)
+      << k.resources.registers << " registers at entry";
+  EXPECT_FALSE(k.resources.uses_local_memory())
+      << spec.slug() << ": " << k.resources.stack_frame_bytes << " B stack, " << k.resources.spill_store_bytes
+      << " B spill stores\n" << k.log;
+  EXPECT_TRUE(k.resources.warnings.empty()) << spec.slug() << ":\n" << k.log;
+  std::printf("  %-44s %3d registers, %6zu-byte cubin, compiled in %.2f s\n", spec.slug().c_str(),
+              k.resources.registers, k.cubin.size(), k.compile_seconds);
+}
+
+}  // namespace
+
+// Real sm_90a compiles of the GEMM kernel (no GPU needed): the shapes and tile sizes at
+// the edges of the config space, and what the heuristic picks for the DeepSeek-V3 set.
+TEST(Nvrtc, GemmKernelCompilesWithoutLocalMemory) {
+  for (const KernelSpec& s : {
+           KernelSpec{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{128, 192, 5, 8}},
+           KernelSpec{KernelKind::Gemm1D2D, 7168, 7184, KernelConfig{128, 144, 6, 8}},
+           KernelSpec{KernelKind::Gemm1D2D, 2112, 7168, KernelConfig{128, 160, 5, 16}},
+           KernelSpec{KernelKind::Gemm1D2D, 576, 7168, KernelConfig{64, 16, 8, 8}},
+           KernelSpec{KernelKind::Gemm1D2D, 4096, 16384, KernelConfig{64, 192, 6, 8}},
+       })
+    expect_clean_kernel(s);
+}
+
+TEST(Nvrtc, HeuristicChoicesForTheDenseSetCompileClean) {
+  const int64_t nks[][2] = {{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}};
+  std::vector<KernelSpec> seen;
+  for (const auto& nk : nks)
+    for (int64_t m : {1, 4096}) {
+      const KernelSpec s = choose_config(KernelKind::Gemm1D2D, m, nk[0], nk[1], DeviceTraits{});
+      bool dup = false;
+      for (const KernelSpec& x : seen) dup = dup || x == s;
+      if (!dup) {
+        seen.push_back(s);
+        expect_clean_kernel(s);
+      }
+    }
+}
+
+TEST(Nvrtc, CompileErrorCarriesTheLog) {
+  GeneratedKernel broken = generate_kernel(KernelSpec{KernelKind::Gemm1D2D, 256, 256, KernelConfig{64, 16, 2, 8}});
+  broken.source += "\nthis_is_not_cuda fp8gemm_broken_line;\n";
+  try {
+    compile_kernel(broken);
+    FAIL() << "expected a compile error";
+  } catch (const fp8gemm::Error& e) {
+    EXPECT_EQ(e.code(), fp8gemm::ErrorCode::CompileFailed);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("this_is_not_cuda"), std::string::npos) << what;
+    EXPECT_NE(what.find("Compile log"), std::string::npos) << what;
+  }
+}
+
+TEST(Nvrtc, ResourceReportParsing) {
+  const ResourceUsage r = parse_resource_report(
+      "ptxas info    : Compiling entry function '_Z1kv' for 'sm_90a'\n"
+      "ptxas info    : Function properties for _Z1kv\n"
+      "    8 bytes stack frame, 12 bytes spill stores, 16 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 1 barriers, 384 bytes cmem[0]\n"
+      "ptxas warning : setmaxnreg ignored; unable to determine register count at entry\n");
+  EXPECT_TRUE(r.parsed);
+  EXPECT_EQ(r.registers, 168);
+  EXPECT_EQ(r.stack_frame_bytes, 8);
+  EXPECT_EQ(r.spill_store_bytes, 12);
+  EXPECT_EQ(r.spill_load_bytes, 16);
+  EXPECT_TRUE(r.uses_local_memory());
+  EXPECT_EQ(r.warnings.size(), 1u);
+}

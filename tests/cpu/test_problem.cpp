@@ -1,0 +1,53 @@
+#include <gtest/gtest.h>
+
+#include "fp8gemm/fp8gemm.hpp"
+#include "problem/problem.hpp"
+
+using namespace fp8gemm::detail;
+
+namespace {
+KernelSpec spec(int n, int k, int bm, int bn, int stages, int group = 8) {
+  return KernelSpec{KernelKind::Gemm1D2D, n, k, KernelConfig{bm, bn, stages, group}};
+}
+}  // namespace
+
+TEST(Problem, SlugIsReadableAndComplete) {
+  EXPECT_EQ(spec(7168, 2048, 128, 112, 5).slug(), "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8");
+}
+
+TEST(Problem, LayoutDerivedInOnePlace) {
+  const KernelLayout l = kernel_layout(spec(7168, 7184, 128, 144, 4));
+  EXPECT_EQ(l.math_warpgroups, 2);
+  EXPECT_EQ(l.threads, 384);
+  EXPECT_EQ(l.producer_registers * 128 + l.math_registers * 256, 64512);  // fits the 64K register file
+  EXPECT_EQ(l.a_stage_bytes, 128 * 128);
+  EXPECT_EQ(l.b_stage_bytes, 144 * 128);
+  EXPECT_EQ(l.k_blocks, 57);  // 7184 = 56 * 128 + 16
+  EXPECT_EQ(l.n_blocks, 50);  // ceil(7168 / 144)
+  EXPECT_EQ(l.smem_bytes, 1024 + 4 * (16384 + 18432 + 512) + 64);
+  const KernelLayout one = kernel_layout(spec(576, 7168, 64, 64, 8));
+  EXPECT_EQ(one.threads, 256);
+  EXPECT_LE(one.producer_registers * 128 + one.math_registers * 128, 65536);
+}
+
+TEST(Problem, LegalityRules) {
+  EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 128, 6)), "");
+  EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 144, 5)), "");
+  EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 160, 5)), "");
+  EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 192, 5)), "");
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 176, 4)), "");  // would straddle 3 scale blocks
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 208, 4)), "");  // > 192
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 120, 4)), "");  // not a multiple of 16
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 96, 128, 4)), "");   // block_m
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 128, 7)), "");  // too much shared memory
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 128, 1)), "");  // no pipeline
+  EXPECT_NE(spec_illegal_reason(spec(7170, 2048, 128, 128, 4)), "");  // N % 8
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2056, 128, 128, 4)), "");  // K % 16
+}
+
+TEST(Problem, JsonRoundTrip) {
+  const KernelSpec s = spec(24576, 1536, 64, 96, 7, 16);
+  EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
+  EXPECT_THROW(spec_from_json("{\"kind\": \"gemm1d2d\"}"), fp8gemm::Error);
+  EXPECT_THROW(spec_from_json("not json"), fp8gemm::Error);
+}

@@ -1,0 +1,129 @@
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "problem/validate.hpp"
+
+using namespace fp8gemm;
+using fp8gemm::detail::validate_device;
+using fp8gemm::detail::validate_gemm_fp8_nt;
+
+namespace {
+
+// Fake, well-aligned, non-overlapping device addresses: validation never dereferences.
+struct Args {
+  int64_t m = 129, n = 2120, k = 7184;
+  Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
+  Fp8Matrix b{reinterpret_cast<void*>(0x200000000), n, k, k};
+  Bf16Matrix d{reinterpret_cast<void*>(0x300000000), m, n, n};
+  ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k);
+  ScaleMatrix sb = block_scales(reinterpret_cast<const float*>(0x500000000), n, k);
+  bool run() const { return validate_gemm_fp8_nt(a, sa, b, sb, d); }
+};
+
+// Expects InvalidArgument whose message names `needle`.
+void expect_rejected(const std::function<void(Args&)>& mutate, const std::string& needle) {
+  Args args;
+  mutate(args);
+  try {
+    args.run();
+    ADD_FAILURE() << "accepted; expected an error mentioning '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Validation, ValidArgumentsPass) {
+  EXPECT_TRUE(Args().run());
+  Args views;  // sub-matrix views: leading dimensions wider than the matrices
+  views.a.ld = views.k + 64;
+  views.b.ld = views.k + 16;
+  views.d.ld = views.n + 8;
+  views.sa.col_stride = 256;
+  EXPECT_TRUE(views.run());
+  Args transposed_sb;  // column-major block scales are accepted too
+  transposed_sb.sb.row_stride = 1;
+  transposed_sb.sb.col_stride = transposed_sb.sb.rows;
+  EXPECT_TRUE(transposed_sb.run());
+}
+
+TEST(Validation, EmptyProblemsAreNoOps) {
+  Args m0;
+  m0.a.rows = m0.d.rows = m0.sa.rows = 0;
+  m0.a.data = nullptr;  // nothing is read: null is fine
+  m0.d.data = nullptr;
+  EXPECT_FALSE(m0.run());
+  Args n0;
+  n0.b.rows = n0.d.cols = 0;
+  EXPECT_FALSE(n0.run());
+}
+
+TEST(Validation, NullPointers) {
+  expect_rejected([](Args& a) { a.a.data = nullptr; }, "a.data is null");
+  expect_rejected([](Args& a) { a.b.data = nullptr; }, "b.data is null");
+  expect_rejected([](Args& a) { a.d.data = nullptr; }, "d.data is null");
+  expect_rejected([](Args& a) { a.sa.data = nullptr; }, "a_scales.data is null");
+  expect_rejected([](Args& a) { a.sb.data = nullptr; }, "b_scales.data is null");
+}
+
+TEST(Validation, MisalignedPointers) {
+  expect_rejected([](Args& a) { a.a.data = reinterpret_cast<void*>(0x100000008); }, "a.data");
+  expect_rejected([](Args& a) { a.b.data = reinterpret_cast<void*>(0x200000001); }, "b.data");
+  expect_rejected([](Args& a) { a.d.data = reinterpret_cast<void*>(0x300000004); }, "d.data");
+  expect_rejected([](Args& a) { a.sa.data = reinterpret_cast<const float*>(0x400000004); }, "a_scales.data");
+  expect_rejected([](Args& a) { a.sb.data = reinterpret_cast<const float*>(0x500000002); }, "b_scales.data");
+}
+
+TEST(Validation, LeadingDimensions) {
+  expect_rejected([](Args& a) { a.a.ld = a.k + 8; }, "a.ld");
+  expect_rejected([](Args& a) { a.a.ld = a.k - 16; }, "a.ld");
+  expect_rejected([](Args& a) { a.b.ld = a.k + 1; }, "b.ld");
+  expect_rejected([](Args& a) { a.d.ld = a.n + 4; }, "d.ld");
+  expect_rejected([](Args& a) { a.d.ld = a.n - 8; }, "d.ld");
+}
+
+TEST(Validation, ShapeRules) {
+  expect_rejected([](Args& a) { a.a.cols = a.b.cols = 7176; a.a.ld = a.b.ld = 7184; }, "not a multiple of 16");
+  expect_rejected([](Args& a) { a.b.rows = a.d.cols = 2116; }, "not a multiple of 8");
+  expect_rejected([](Args& a) { a.a.rows = -1; }, "negative");
+  expect_rejected([](Args& a) { a.b.rows = -8; }, "negative");
+  expect_rejected([](Args& a) { a.d.rows = -1; }, "negative");
+  expect_rejected([](Args& a) { a.b.cols = 7168; }, "K of A and B must match");
+  expect_rejected([](Args& a) { a.d.rows = 128; }, "D is [128");
+  expect_rejected([](Args& a) { a.a.cols = a.b.cols = 0; a.sa.cols = a.sb.cols = 0; }, "K = 0");
+}
+
+TEST(Validation, ScaleShapesAndLayouts) {
+  expect_rejected([](Args& a) { a.sa.cols -= 1; }, "a_scales is [129, 56]");
+  expect_rejected([](Args& a) { a.sa.rows = 128; }, "a_scales is [128");
+  // K-major per-token scales (row_stride = ceil(K/128), col_stride = 1): the common mistake.
+  expect_rejected([](Args& a) { a.sa.row_stride = a.sa.cols; a.sa.col_stride = 1; }, "must be M-major");
+  expect_rejected([](Args& a) { a.sa.col_stride = 130; }, "multiple of 4");
+  expect_rejected([](Args& a) { a.sa.col_stride = 128; }, ">= M");
+  expect_rejected([](Args& a) { a.sb.rows = 16; }, "b_scales is [16");
+  expect_rejected([](Args& a) { a.sb.cols = 57 + 1; }, "b_scales is");
+  expect_rejected([](Args& a) { a.sb.row_stride = 2; a.sb.col_stride = 2; }, "one stride must be 1");
+  expect_rejected([](Args& a) { a.sb.row_stride = 10; }, "one stride must be 1");  // rows overlap
+}
+
+TEST(Validation, OutputMustNotOverlapInputs) {
+  expect_rejected([](Args& a) { a.d.data = const_cast<void*>(a.a.data); }, "D overlaps A");
+  expect_rejected([](Args& a) { a.d.data = reinterpret_cast<void*>(0x500000000 - 64); }, "D overlaps b_scales");
+}
+
+TEST(Validation, DeviceMustBeSm90) {
+  EXPECT_NO_THROW(validate_device(9, 0, "NVIDIA H200", 0));
+  for (auto cc : {std::pair{8, 0}, std::pair{8, 9}, std::pair{10, 0}, std::pair{12, 0}}) {
+    try {
+      validate_device(cc.first, cc.second, "some GPU", 1);
+      ADD_FAILURE() << "accepted sm_" << cc.first << cc.second;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::UnsupportedDevice);
+      EXPECT_NE(std::string(e.what()).find("sm_90"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("device 1"), std::string::npos) << e.what();
+    }
+  }
+}

@@ -1,0 +1,81 @@
+#pragma once
+
+// Test-only GPU helpers (built with nvcc): device buffers, the fp64 reference GEMM on
+// the dequantized FP8 operands, and an on-device comparison that also checks that
+// every output element was written and nothing around D was touched.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/fp8_host.hpp"
+
+namespace fp8gemm::gputest {
+
+// Empty string if an sm_90 device is usable, else why not.
+std::string sm90_unavailable_reason();
+
+inline void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) { check(cudaMalloc(&ptr_, bytes ? bytes : 1), "cudaMalloc"); }
+  ~DeviceBuffer() { if (ptr_) cudaFree(ptr_); }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  template <typename T = void>
+  T* get() const { return static_cast<T*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// A host operand copied to the device: data (rows * ld bytes) and its scales.
+struct DeviceOperand {
+  DeviceBuffer data, scales;
+  host::Fp8Operand host;
+};
+DeviceOperand upload(host::Fp8Operand op);
+
+// ref[m][n] (row-major, fp64, on the device) = sum_k A(m, k) * B(n, k) on dequantized values.
+// A uses per-token scales (col stride a.scale_stride), B per-block scales.
+void reference_gemm(const DeviceOperand& a, const DeviceOperand& b, double* ref, cudaStream_t stream = 0);
+
+// A bf16 output with `guard` poisoned elements before and after rows * ld elements.
+struct GuardedOutput {
+  int64_t rows = 0, cols = 0, ld = 0, guard = 256;
+  DeviceBuffer buffer;
+  uint16_t* d() const { return buffer.get<uint16_t>() + guard; }
+  int64_t total() const { return rows * ld + 2 * guard; }
+};
+GuardedOutput make_output(int64_t rows, int64_t cols, int64_t ld);
+void poison(const GuardedOutput& out, cudaStream_t stream = 0);
+
+struct DeviceComparison {
+  double rel_error = 0.0;
+  double max_abs_error = 0.0;
+  int64_t worst_row = -1, worst_col = -1;
+  double worst_got = 0.0, worst_want = 0.0;
+  unsigned long long non_finite = 0;    // unwritten (poison) or NaN/Inf outputs inside D
+  unsigned long long touched_outside = 0;  // modified elements in guards or row padding
+  std::string describe() const;
+};
+
+// Compares D against the reference; synchronizes.
+DeviceComparison compare(const GuardedOutput& out, const double* ref);
+
+// True if every element of the buffer still holds the poison pattern; synchronizes.
+bool all_poisoned(const GuardedOutput& out);
+
+}  // namespace fp8gemm::gputest

@@ -1,0 +1,88 @@
+#include "cli/check_command.hpp"
+
+#include <cuda_runtime.h>
+
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "common/fp8_host.hpp"
+#include "common/reference.hpp"
+#include "fp8gemm/fp8gemm.hpp"
+
+namespace fp8gemm::cli {
+namespace {
+
+constexpr int kExitCheckFailed = 3;
+constexpr int kExitNoGpu = 4;
+
+// Device buffer that frees itself.
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  explicit DeviceBuffer(size_t bytes) {
+    if (cudaMalloc(&ptr, bytes) != cudaSuccess) throw std::runtime_error(fmt::format("cudaMalloc({}) failed", bytes));
+  }
+  ~DeviceBuffer() { cudaFree(ptr); }
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr); }
+};
+
+void upload(void* dst, const void* src, size_t bytes) {
+  if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("cudaMemcpy to device failed");
+}
+
+}  // namespace
+
+int run_check(const CheckOptions& o) {
+  const RuntimeInfo info = runtime_info();
+  int device = -1;
+  for (const DeviceInfo& d : info.devices)
+    if (d.supported) {
+      device = d.ordinal;
+      break;
+    }
+  if (device < 0) {
+    const std::string why = info.driver_version == 0 ? info.driver : "no sm_90 device among " + std::to_string(info.devices.size());
+    fmt::print("check: no sm_90 GPU ({}); {}\n", why, o.skip_without_gpu ? "skipped" : "nothing checked");
+    return o.skip_without_gpu ? 0 : kExitNoGpu;
+  }
+  if (cudaSetDevice(device) != cudaSuccess) throw std::runtime_error("cudaSetDevice failed");
+
+  const host::Fp8Operand a = host::random_operand(o.m, o.k, o.k, true, o.seed);
+  const host::Fp8Operand b = host::random_operand(o.n, o.k, o.k, false, o.seed + 1);
+  DeviceBuffer da(a.data.size()), db(b.data.size()), dsa(a.scales.size() * 4), dsb(b.scales.size() * 4),
+      dd(size_t(o.m * o.n) * 2);
+  upload(da.ptr, a.data.data(), a.data.size());
+  upload(db.ptr, b.data.data(), b.data.size());
+  upload(dsa.ptr, a.scales.data(), a.scales.size() * 4);
+  upload(dsb.ptr, b.scales.data(), b.scales.size() * 4);
+  cudaMemset(dd.ptr, 0xff, size_t(o.m * o.n) * 2);
+
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  cudaEventRecord(start);
+  gemm_fp8_nt({da.ptr, o.m, o.k, o.k}, per_token_scales(dsa.as<float>(), o.m, o.k), {db.ptr, o.n, o.k, o.k},
+              block_scales(dsb.as<float>(), o.n, o.k), {dd.ptr, o.m, o.n, o.n});
+  cudaEventRecord(stop);
+  if (cudaDeviceSynchronize() != cudaSuccess)
+    throw std::runtime_error(std::string("kernel failed: ") + cudaGetErrorString(cudaGetLastError()));
+  float first_ms = 0;
+  cudaEventElapsedTime(&first_ms, start, stop);
+
+  std::vector<uint16_t> d(size_t(o.m * o.n));
+  cudaMemcpy(d.data(), dd.ptr, d.size() * 2, cudaMemcpyDeviceToHost);
+  std::vector<int64_t> rows(static_cast<size_t>(o.m));
+  std::iota(rows.begin(), rows.end(), 0);
+  const std::vector<double> ref = host::reference_rows(a, b, rows);
+  const host::Comparison c = host::compare_bf16_rows(d.data(), o.n, o.n, rows, ref);
+  const bool ok = c.nan_or_unwritten == 0 && c.rel_error < 1e-2;
+  const DeviceInfo& dev = info.devices[size_t(device)];
+  fmt::print("check: gemm_fp8_nt M={} N={} K={} on device {} ({}): {} -> {}\n", o.m, o.n, o.k, device, dev.name,
+             c.describe(), ok ? "PASS" : "FAIL");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ok ? 0 : kExitCheckFailed;
+}
+
+}  // namespace fp8gemm::cli

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <cstdint>
+
+namespace fp8gemm::cli {
+
+struct CheckOptions {
+  int64_t m = 129, n = 2120, k = 7184;  // partial tiles in every dimension
+  uint64_t seed = 1;
+  bool skip_without_gpu = false;
+};
+
+// Runs one gemm_fp8_nt on the GPU and compares it with an fp64 reference.
+// Returns the process exit code.
+int run_check(const CheckOptions& options);
+
+}  // namespace fp8gemm::cli

@@ -1,0 +1,111 @@
+// fp8gemm: the command-line tool (prewarm the kernel cache, check a GPU, show setup).
+// Exit codes: 0 success; 1 error (message on stderr); 2 bad command line;
+// 3 `check` found wrong results; 4 `check` found no sm_90 GPU (without --skip-without-gpu).
+
+#include <cstdlib>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/check_command.hpp"
+#include "cli/progress.hpp"
+#include "common/shape_file.hpp"
+#include "fp8gemm/fp8gemm.hpp"
+
+namespace {
+
+int run_info() {
+  const fp8gemm::RuntimeInfo info = fp8gemm::runtime_info();
+  fmt::print("fp8gemm {}\n", info.library_version);
+  fmt::print("NVRTC        {}\n", info.nvrtc_version);
+  fmt::print("cache dir    {}\n", info.cache_dir);
+  fmt::print("cache state  {}\n", info.cache_state);
+  fmt::print("driver       {}\n", info.driver);
+  if (info.devices.empty()) fmt::print("devices      none\n");
+  for (const fp8gemm::DeviceInfo& d : info.devices)
+    fmt::print("device {}     {} (sm_{}{}, {} SMs, {:.1f} GiB){}\n", d.ordinal, d.name, d.cc_major, d.cc_minor,
+               d.sm_count, double(d.memory_bytes) / (1 << 30), d.supported ? "" : "  [not supported: needs sm_90]");
+  return 0;
+}
+
+int run_prewarm(const std::string& shapes_path, int jobs, int sms, bool quiet) {
+  const fp8gemm::host::ShapeFile file = fp8gemm::host::read_shape_file(shapes_path);
+  for (const std::string& s : file.skipped)
+    fmt::print(stderr, "prewarm: section '{}' is not supported by this version; skipped\n", s);
+  fp8gemm::PrewarmOptions options;
+  options.jobs = jobs;
+  options.num_sms = sms;
+  // The kernel count is known once planning is done; the first callback sizes the bar.
+  std::unique_ptr<fp8gemm::cli::Progress> progress;
+  options.on_progress = [&](const fp8gemm::PrewarmProgress& p) {
+    if (!progress) progress = std::make_unique<fp8gemm::cli::Progress>("prewarm", p.total, quiet);
+    progress->step(p.done, p.kernel, p.compiled ? "compiled" : "cached", p.elapsed_s);
+  };
+  const fp8gemm::PrewarmReport r = fp8gemm::prewarm(file.dense, options);
+  if (progress) progress->finish();
+  const fp8gemm::RuntimeInfo info = fp8gemm::runtime_info();
+  fmt::print("prewarm: {} shapes -> {} kernels ({} compiled, {} already on disk, {} in memory) in {:.1f} s, "
+             "planned for {} SMs; cache {} [{}]\n",
+             r.shapes, r.kernels, r.compiled, r.from_disk, r.from_memory, r.seconds, r.num_sms, info.cache_dir,
+             info.cache_state);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "fp8gemm: JIT-compiled FP8 block-scaled GEMM kernels for NVIDIA Hopper.\n"
+      "Kernels are compiled with NVRTC on first use and cached on disk; `prewarm` fills the\n"
+      "cache ahead of time (no GPU needed), `check` runs and verifies a GEMM on the GPU."};
+  app.require_subcommand(1);
+  std::string cache_dir;
+  bool verbose = false;
+  app.add_option("--cache-dir", cache_dir, "Kernel cache directory (default: $FP8GEMM_CACHE_DIR, "
+                                          "$XDG_CACHE_HOME/fp8gemm or ~/.cache/fp8gemm)");
+  app.add_flag("-v,--verbose", verbose, "Log each compile (FP8GEMM_LOG_LEVEL=info)");
+
+  CLI::App* info = app.add_subcommand("info", "Show versions, the cache directory and the GPUs found");
+
+  CLI::App* prewarm = app.add_subcommand("prewarm", "Compile the kernels a shape set needs into the cache");
+  std::string shapes;
+  int jobs = 0, sms = 0;
+  bool quiet = false;
+  prewarm->add_option("--shapes", shapes, "Shape set (JSON), e.g. shapes/deepseek-v3.json")->required()->check(CLI::ExistingFile);
+  prewarm->add_option("-j,--jobs", jobs, "Compile threads (default: one per hardware thread)")->check(CLI::NonNegativeNumber);
+  prewarm->add_option("--sms", sms, "Plan for this many SMs (default: the GPU's, else 132 = H100/H200 SXM)")
+      ->check(CLI::NonNegativeNumber);
+  prewarm->add_flag("-q,--quiet", quiet, "No progress output");
+
+  CLI::App* check = app.add_subcommand("check", "Run one GEMM on the GPU and compare it with an fp64 reference");
+  fp8gemm::cli::CheckOptions check_options;
+  check->add_option("-m", check_options.m, "M")->check(CLI::PositiveNumber);
+  check->add_option("-n", check_options.n, "N (multiple of 8)")->check(CLI::PositiveNumber);
+  check->add_option("-k", check_options.k, "K (multiple of 16)")->check(CLI::PositiveNumber);
+  check->add_option("--seed", check_options.seed, "Random seed");
+  check->add_flag("--skip-without-gpu", check_options.skip_without_gpu,
+                  "Exit 0 with a note when there is no sm_90 GPU (for scripts that also run on build machines)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help prints and exits 0; every command-line mistake exits 2.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (!cache_dir.empty()) ::setenv("FP8GEMM_CACHE_DIR", cache_dir.c_str(), 1);
+  if (verbose) ::setenv("FP8GEMM_LOG_LEVEL", "info", 1);
+
+  try {
+    if (*info) return run_info();
+    if (*prewarm) return run_prewarm(shapes, jobs, sms, quiet);
+    if (*check) return fp8gemm::cli::run_check(check_options);
+  } catch (const fp8gemm::Error& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "fp8gemm: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
