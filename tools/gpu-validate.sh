@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# GPU validation from an existing Release build, on a machine with an sm_90 GPU:
+# device and library info, the GPU test suite, `fp8gemm check`, a prewarm of the
+# DeepSeek-V3 set, and the SASS of the compiled kernels (FP8 wgmma must show as QGMMA,
+# no local memory). Usage: tools/gpu-validate.sh [build-dir] [log-dir]
+set -uo pipefail
+build=${1:-build}
+logs=${2:-gpu-validate-logs}
+mkdir -p "$logs"
+export LD_LIBRARY_PATH="$PWD/$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export FP8GEMM_CACHE_DIR="${FP8GEMM_CACHE_DIR:-$PWD/$logs/cache}"
+status=0
+
+echo "== device"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,utilization.gpu \
+  --format=csv 2>&1 | tee "$logs/nvidia-smi.txt"
+"$build/tools/fp8gemm" info 2>&1 | tee "$logs/info.txt"
+
+echo "== prewarm (DeepSeek-V3 dense set)"
+"$build/tools/fp8gemm" prewarm --shapes shapes/deepseek-v3.json 2>&1 | tail -n 3 | tee "$logs/prewarm.txt"
+
+echo "== GPU tests"
+timeout "${GPU_TEST_TIMEOUT:-900}" "$build/tests/fp8gemm_gpu_tests" ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} \
+  > "$logs/gpu-tests.txt" 2>&1 || status=1
+grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|rel_error|error:' "$logs/gpu-tests.txt" | head -n 150
+
+echo "== check"
+"$build/tools/fp8gemm" check 2>&1 | tee "$logs/check.txt" || status=1
+
+echo "== SASS of the cached kernels"
+if command -v cuobjdump >/dev/null; then
+  for entry in "$FP8GEMM_CACHE_DIR"/kernels/*.fp8k; do
+    [ -e "$entry" ] || continue
+    tail -n +3 "$entry" > "$logs/kernel.cubin"
+    sass=$(cuobjdump --dump-sass "$logs/kernel.cubin")
+    printf '%-48s QGMMA=%-4s LDL/STL=%s\n' "$(basename "$entry" .fp8k | cut -c1-48)" \
+      "$(grep -c QGMMA <<<"$sass")" "$(grep -cE '\b(LDL|STL)\b' <<<"$sass")"
+  done | tee "$logs/sass-summary.txt"
+  first=$(ls "$FP8GEMM_CACHE_DIR"/kernels/*.fp8k 2>/dev/null | head -n 1)
+  [ -n "$first" ] && tail -n +3 "$first" > "$logs/kernel.cubin" && cuobjdump --dump-sass "$logs/kernel.cubin" > "$logs/kernel.sass"
+  rm -f "$logs/kernel.cubin"
+else
+  echo "cuobjdump not found; SASS not inspected"
+fi
+exit $status
