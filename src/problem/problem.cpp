@@ -51,7 +51,7 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   if (spec.n <= 0 || spec.n % 8 != 0) return fmt::format("N={} must be a positive multiple of 8", spec.n);
   if (spec.k <= 0 || spec.k % 16 != 0) return fmt::format("K={} must be a positive multiple of 16", spec.k);
-  if (spec.n > (int64_t(1) << 31) || spec.k > (int64_t(1) << 31)) return "N and K must be below 2^31";
+  if (spec.n > kMaxDimension || spec.k > kMaxDimension) return fmt::format("N and K must be at most {}", kMaxDimension);
   if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128", c.block_m);
   if (c.block_n < 16 || c.block_n > 192 || c.block_n % 16 != 0)
     return fmt::format("block_n={} must be a multiple of 16 in [16, 192]", c.block_n);

@@ -66,6 +66,10 @@ KernelLayout kernel_layout(const KernelSpec& spec);
 // Shared memory a block may use on sm_90 (227 KB), and the slack kept to align
 // the dynamic shared memory base to 1024 bytes (128-byte swizzle atoms).
 constexpr int kMaxSmemBytes = 232448;
+
+// Largest M, N and K accepted: tile and row arithmetic in the kernels is 32-bit, and
+// M + block size (and M + rasterization group) must still fit.
+constexpr int64_t kMaxDimension = (int64_t(1) << 31) - 1024;
 constexpr int kSmemAlignSlack = 1024;
 
 // Why a spec cannot be compiled/launched, or "" if it can.

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "problem/problem.hpp"
 #include "util/error.hpp"
 
 namespace fp8gemm::detail {
@@ -55,11 +56,11 @@ bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Ma
     bad("D is [{}, {}] but must be [M, N] = [{}, {}] (M from A's rows, N from B's rows)", d.rows, d.cols, m, n);
   if (k % 16 != 0) bad("K = {} is not a multiple of 16; FP8 rows must start 16-byte aligned (pad K with zeros)", k);
   if (n % 8 != 0) bad("N = {} is not a multiple of 8; bf16 rows of D must start 16-byte aligned (pad N)", n);
-  constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
-  if (m > kMaxDim || n > kMaxDim || k > kMaxDim) bad("M, N and K must be below 2^31 (got {}, {}, {})", m, n, k);
+  if (m > kMaxDimension || n > kMaxDimension || k > kMaxDimension)
+    bad("M, N and K must be at most {} (got {}, {}, {}); split the problem", kMaxDimension, m, n, k);
   if (m == 0 || n == 0) return false;
   if (k == 0) bad("K = 0: an empty reduction has no scales to apply; fill D with zeros instead");
-  if ((m / 64 + 1) * (n / 16 + 1) > kMaxDim) bad("M x N = {} x {} has too many output tiles; split the call along M", m, n);
+  if ((m / 64 + 1) * (n / 16 + 1) > kMaxDimension) bad("M x N = {} x {} has too many output tiles; split the call along M", m, n);
 
   // Pointers and leading dimensions.
   check_pointer(a.data, "a.data", 16);

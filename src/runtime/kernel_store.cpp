@@ -4,9 +4,31 @@
 #include "codegen/gemm_codegen.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "runtime/stats.hpp"
+#include "util/error.hpp"
 #include "util/log.hpp"
 
 namespace fp8gemm::detail {
+
+namespace {
+
+// setmaxnreg moves registers between warpgroups inside the CTA's allocation, which is
+// fixed at launch by the count ptxas chose. The kernel is only usable if that count lets
+// the math warpgroups grow to their target (and is not already above it).
+void check_register_budget(const KernelSpec& spec, const CompiledKernel& k) {
+  if (!k.resources.parsed) return;
+  const KernelLayout l = kernel_layout(spec);
+  const int at_entry = k.resources.registers;
+  const int needed = l.producer_registers * 128 + l.math_registers * (l.threads - 128);
+  if (at_entry > l.math_registers || at_entry * l.threads < needed)
+    fail(ErrorCode::CompileFailed,
+         "kernel {} was compiled with {} registers per thread at entry; its register plan ({} for the "
+         "producer, {} for the math warpgroups) needs between {} and {}. This NVRTC version allocates "
+         "registers differently; please report it",
+         spec.slug(), at_entry, l.producer_registers, l.math_registers, (needed + l.threads - 1) / l.threads,
+         l.math_registers);
+}
+
+}  // namespace
 
 Counters& counters() {
   static Counters c;
@@ -61,6 +83,7 @@ std::shared_ptr<const KernelBinary> KernelStore::build(const KernelSpec& spec, K
   }
   CompiledKernel compiled = compile_kernel(generated);
   counters().kernels_compiled.fetch_add(1);
+  check_register_budget(spec, compiled);
   binary->cubin = std::move(compiled.cubin);
   binary->lowered_name = std::move(compiled.lowered_name);
   binary->resources = compiled.resources;

@@ -94,6 +94,7 @@ TEST(Validation, ShapeRules) {
   expect_rejected([](Args& a) { a.b.cols = 7168; }, "K of A and B must match");
   expect_rejected([](Args& a) { a.d.rows = 128; }, "D is [128");
   expect_rejected([](Args& a) { a.a.cols = a.b.cols = 0; a.sa.cols = a.sb.cols = 0; }, "K = 0");
+  expect_rejected([](Args& a) { a.a.rows = a.d.rows = a.sa.rows = (int64_t(1) << 31) - 1; }, "at most");
 }
 
 TEST(Validation, ScaleShapesAndLayouts) {
