@@ -174,6 +174,11 @@ FP8GEMM_API PrewarmReport prewarm(const std::vector<GemmShape>& shapes,
 // Introspection
 // ---------------------------------------------------------------------------
 
+// The kernel gemm_fp8_nt uses for a shape, planned for device 0 (a 132-SM H100/H200
+// without a GPU), as a readable name: "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" =
+// N, K, block_m, block_n, pipeline stages, rasterization group.
+FP8GEMM_API std::string kernel_name(const GemmShape& shape);
+
 struct DeviceInfo {
   int ordinal = 0;
   std::string name;

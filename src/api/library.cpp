@@ -25,6 +25,25 @@ DeviceRuntime& Library::runtime(CUcontext context) {
   return *last_runtime;
 }
 
+DeviceTraits planning_traits(int requested_sms) {
+  constexpr int kDefaultSms = 132;  // H100 SXM, H800, H200
+  DeviceTraits traits;
+  traits.num_sms = requested_sms > 0 ? requested_sms : kDefaultSms;
+  if (requested_sms > 0) return traits;
+  if (const DriverApi* cu = try_driver(nullptr)) {
+    int count = 0, sms = 0, smem = 0;
+    CUdevice device = 0;
+    if (cu->cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0 && cu->cuDeviceGet(&device, 0) == CUDA_SUCCESS &&
+        cu->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device) == CUDA_SUCCESS &&
+        cu->cuDeviceGetAttribute(&smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device) ==
+            CUDA_SUCCESS) {
+      traits.num_sms = sms;
+      traits.max_smem_bytes = smem;
+    }
+  }
+  return traits;
+}
+
 CallContext::CallContext(Stream stream) {
   const DriverApi& cu = driver();
   CUcontext current = nullptr;

@@ -8,6 +8,7 @@
 
 #include "cache/disk_cache.hpp"
 #include "fp8gemm/fp8gemm.hpp"
+#include "heuristics/heuristics.hpp"
 #include "runtime/device_runtime.hpp"
 #include "runtime/kernel_store.hpp"
 
@@ -34,6 +35,10 @@ class Library {
   std::mutex mutex_;
   std::unordered_map<CUcontext, std::unique_ptr<DeviceRuntime>> runtimes_;
 };
+
+// What to plan for when no call context is at hand (prewarm, kernel_name): the
+// requested SM count, else device 0's, else a 132-SM H100/H200.
+DeviceTraits planning_traits(int requested_sms);
 
 // Makes the context a call runs in current for the scope of one call: the stream's
 // context, else the thread's current one, else device 0's primary context (as the CUDA

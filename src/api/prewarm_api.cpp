@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "api/library.hpp"
-#include "driver/driver_api.hpp"
 #include "heuristics/heuristics.hpp"
 #include "util/error.hpp"
 
@@ -16,30 +15,6 @@ namespace fp8gemm {
 using namespace detail;
 
 namespace {
-
-constexpr int kDefaultSms = 132;  // H100 SXM, H800, H200
-
-DeviceTraits planning_traits(int requested_sms) {
-  DeviceTraits traits;
-  traits.num_sms = kDefaultSms;
-  if (requested_sms > 0) {
-    traits.num_sms = requested_sms;
-    return traits;
-  }
-  // Plan for device 0 when there is one; compile-only machines plan for an H100/H200.
-  if (const DriverApi* cu = try_driver(nullptr)) {
-    int count = 0, sms = 0, smem = 0;
-    CUdevice device = 0;
-    if (cu->cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0 && cu->cuDeviceGet(&device, 0) == CUDA_SUCCESS &&
-        cu->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device) == CUDA_SUCCESS &&
-        cu->cuDeviceGetAttribute(&smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device) ==
-            CUDA_SUCCESS) {
-      traits.num_sms = sms;
-      traits.max_smem_bytes = smem;
-    }
-  }
-  return traits;
-}
 
 void check_shape(const GemmShape& s) {
   if (s.m < 0 || s.n < 0 || s.k < 0)

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/device_buffer.hpp"
 #include "common/fp8_host.hpp"
 #include "common/reference.hpp"
 #include "fp8gemm/fp8gemm.hpp"
@@ -15,21 +16,6 @@ namespace {
 
 constexpr int kExitCheckFailed = 3;
 constexpr int kExitNoGpu = 4;
-
-// Device buffer that frees itself.
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  explicit DeviceBuffer(size_t bytes) {
-    if (cudaMalloc(&ptr, bytes) != cudaSuccess) throw std::runtime_error(fmt::format("cudaMalloc({}) failed", bytes));
-  }
-  ~DeviceBuffer() { cudaFree(ptr); }
-  template <typename T>
-  T* as() const { return static_cast<T*>(ptr); }
-};
-
-void upload(void* dst, const void* src, size_t bytes) {
-  if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("cudaMemcpy to device failed");
-}
 
 }  // namespace
 
@@ -52,18 +38,18 @@ int run_check(const CheckOptions& o) {
   const host::Fp8Operand b = host::random_operand(o.n, o.k, o.k, false, o.seed + 1);
   DeviceBuffer da(a.data.size()), db(b.data.size()), dsa(a.scales.size() * 4), dsb(b.scales.size() * 4),
       dd(size_t(o.m * o.n) * 2);
-  upload(da.ptr, a.data.data(), a.data.size());
-  upload(db.ptr, b.data.data(), b.data.size());
-  upload(dsa.ptr, a.scales.data(), a.scales.size() * 4);
-  upload(dsb.ptr, b.scales.data(), b.scales.size() * 4);
-  cudaMemset(dd.ptr, 0xff, size_t(o.m * o.n) * 2);
+  upload(da.get(), a.data.data(), a.data.size());
+  upload(db.get(), b.data.data(), b.data.size());
+  upload(dsa.get(), a.scales.data(), a.scales.size() * 4);
+  upload(dsb.get(), b.scales.data(), b.scales.size() * 4);
+  cudaMemset(dd.get(), 0xff, size_t(o.m * o.n) * 2);
 
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
   cudaEventRecord(start);
-  gemm_fp8_nt({da.ptr, o.m, o.k, o.k}, per_token_scales(dsa.as<float>(), o.m, o.k), {db.ptr, o.n, o.k, o.k},
-              block_scales(dsb.as<float>(), o.n, o.k), {dd.ptr, o.m, o.n, o.n});
+  gemm_fp8_nt({da.get(), o.m, o.k, o.k}, per_token_scales(dsa.get<float>(), o.m, o.k), {db.get(), o.n, o.k, o.k},
+              block_scales(dsb.get<float>(), o.n, o.k), {dd.get(), o.m, o.n, o.n});
   cudaEventRecord(stop);
   if (cudaDeviceSynchronize() != cudaSuccess)
     throw std::runtime_error(std::string("kernel failed: ") + cudaGetErrorString(cudaGetLastError()));
@@ -71,7 +57,7 @@ int run_check(const CheckOptions& o) {
   cudaEventElapsedTime(&first_ms, start, stop);
 
   std::vector<uint16_t> d(size_t(o.m * o.n));
-  cudaMemcpy(d.data(), dd.ptr, d.size() * 2, cudaMemcpyDeviceToHost);
+  cudaMemcpy(d.data(), dd.get(), d.size() * 2, cudaMemcpyDeviceToHost);
   std::vector<int64_t> rows(static_cast<size_t>(o.m));
   std::iota(rows.begin(), rows.end(), 0);
   const std::vector<double> ref = host::reference_rows(a, b, rows);

@@ -1,6 +1,7 @@
 // fp8gemm: the command-line tool (prewarm the kernel cache, check a GPU, show setup).
 // Exit codes: 0 success; 1 error (message on stderr); 2 bad command line;
-// 3 `check` found wrong results; 4 `check` found no sm_90 GPU (without --skip-without-gpu).
+// 3 `check` found wrong results (or `bench` found fp8gemm and cuBLASLt disagreeing);
+// 4 no sm_90 GPU for `check` (without --skip-without-gpu) or `bench`.
 
 #include <cstdlib>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/bench_command.hpp"
 #include "cli/check_command.hpp"
 #include "cli/progress.hpp"
 #include "common/shape_file.hpp"
@@ -87,6 +89,17 @@ int main(int argc, char** argv) {
   check->add_flag("--skip-without-gpu", check_options.skip_without_gpu,
                   "Exit 0 with a note when there is no sm_90 GPU (for scripts that also run on build machines)");
 
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Time gemm_fp8_nt and cuBLASLt's block-scaled FP8 GEMM on a shape set (needs an sm_90 GPU)");
+  fp8gemm::cli::BenchOptions bench_options;
+  bench->add_option("--shapes", bench_options.shapes, "Shape set (JSON)")->required()->check(CLI::ExistingFile);
+  bench->add_option("--replays", bench_options.replays, "Timed graph replays per shape (median reported)")
+      ->check(CLI::Range(1, 1000));
+  bench->add_option("--json", bench_options.json, "Write the results as JSON");
+  bench->add_option("--csv", bench_options.csv, "Write the results as CSV");
+  bench->add_flag("!--no-cublas", bench_options.cublas, "Do not run cuBLASLt");
+  bench->add_option("--seed", bench_options.seed, "Random seed");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -100,6 +113,7 @@ int main(int argc, char** argv) {
     if (*info) return run_info();
     if (*prewarm) return run_prewarm(shapes, jobs, sms, quiet);
     if (*check) return fp8gemm::cli::run_check(check_options);
+    if (*bench) return fp8gemm::cli::run_bench(bench_options);
   } catch (const fp8gemm::Error& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 1;

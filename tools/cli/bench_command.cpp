@@ -1,0 +1,298 @@
+// fp8gemm bench: gemm_fp8_nt against cuBLASLt's block-scaled FP8 GEMM, same inputs,
+// same process.
+//
+// Method: random e4m3 data and scales; several copies of the inputs ("sets") rotated
+// so that consecutive calls do not find their operands in L2 (at least 256 MB over all
+// sets, unless one set is larger); a CUDA graph of many calls is replayed and timed with
+// events, and the median per-call time over the replays is reported. Both libraries
+// are checked against each other before timing.
+
+#include "cli/bench_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cublaslt_baseline.hpp"
+#include "cli/device_buffer.hpp"
+#include "common/fp8_host.hpp"
+#include "common/shape_file.hpp"
+#include "fp8gemm/fp8gemm.hpp"
+
+namespace fp8gemm::cli {
+namespace {
+
+constexpr int kExitNoGpu = 4;
+constexpr int kExitMismatch = 3;
+constexpr size_t kRotationBytes = size_t(256) << 20;
+
+struct Row {
+  int64_t m = 0, n = 0, k = 0;
+  std::string kernel;
+  double us = 0, tflops = 0, gbs = 0, host_us = 0;
+  double cublas_us = 0, cublas_tflops = 0;  // 0: not measured
+  std::string cublas_note;
+  double rel_diff = -1;  // fp8gemm vs cuBLASLt, relative Frobenius
+  int sets = 0, calls_per_graph = 0;
+};
+
+// One copy of a problem's inputs and outputs.
+struct Set {
+  DeviceBuffer a, sfa, b, sfb, sfb_cublas, d, d_cublas;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// Median per-call device time (us) of `call(set)` over graph replays.
+double time_calls(const std::function<void(int, cudaStream_t)>& call, int sets, int replays, cudaStream_t stream,
+                  int* calls_out) {
+  for (int i = 0; i < 3; ++i) call(i % sets, stream);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  cudaEventRecord(start, stream);
+  for (int i = 0; i < 8; ++i) call(i % sets, stream);
+  cudaEventRecord(stop, stream);
+  cuda_check(cudaEventSynchronize(stop), "estimate");
+  float ms = 0;
+  cudaEventElapsedTime(&ms, start, stop);
+  const double estimate_us = std::max(1.0, ms * 1000.0 / 8);
+  // About 3 ms of work per replay, a whole number of rotations.
+  int calls = static_cast<int>(std::clamp(3000.0 / estimate_us, 1.0, 400.0));
+  calls = std::max(sets, (calls + sets - 1) / sets * sets);
+  cudaGraph_t graph;
+  cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+  for (int i = 0; i < calls; ++i) call(i % sets, stream);
+  cuda_check(cudaStreamEndCapture(stream, &graph), "end capture");
+  cudaGraphExec_t exec;
+  cuda_check(cudaGraphInstantiate(&exec, graph, 0), "graph instantiate");
+  for (int i = 0; i < 2; ++i) cudaGraphLaunch(exec, stream);
+  std::vector<double> per_call;
+  for (int r = 0; r < replays; ++r) {
+    cudaEventRecord(start, stream);
+    cudaGraphLaunch(exec, stream);
+    cudaEventRecord(stop, stream);
+    cuda_check(cudaEventSynchronize(stop), "replay");
+    cudaEventElapsedTime(&ms, start, stop);
+    per_call.push_back(ms * 1000.0 / calls);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  *calls_out = calls;
+  return median(per_call);
+}
+
+double relative_difference(const std::vector<uint16_t>& x, const std::vector<uint16_t>& y) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double a = host::bf16_to_float(x[i]), b = host::bf16_to_float(y[i]);
+    if (!std::isfinite(a) || !std::isfinite(b)) return INFINITY;
+    num += (a - b) * (a - b);
+    den += b * b;
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream) {
+  Row row;
+  const int64_t m = shape.m, n = shape.n, k = shape.k;
+  row.m = m;
+  row.n = n;
+  row.k = k;
+  row.kernel = kernel_name(shape);
+  // cuBLASLt needs M % 4 == 0: both libraries read the same buffers, padded to 4 rows.
+  const int64_t m_pad = (m + 3) / 4 * 4, kb = (k + 127) / 128, nb = (n + 127) / 128, l4 = (kb + 3) / 4 * 4;
+  const host::Fp8Operand a = host::random_operand(m_pad, k, k, true, o.seed + uint64_t(m * 31 + n * 7 + k));
+  const host::Fp8Operand b = host::random_operand(n, k, k, false, o.seed + uint64_t(n * 13 + k));
+  std::vector<float> sfb_cublas(size_t(nb * l4), 1.0f);
+  for (int64_t i = 0; i < nb; ++i)
+    for (int64_t j = 0; j < kb; ++j) sfb_cublas[size_t(i * l4 + j)] = b.scales[size_t(i * kb + j)];
+
+  const size_t set_bytes = size_t(m_pad * k + n * k) + (a.scales.size() + b.scales.size()) * 4 + size_t(m * n) * 4;
+  const int sets = static_cast<int>(std::clamp<size_t>((kRotationBytes + set_bytes - 1) / set_bytes, 1, 64));
+  row.sets = sets;
+  std::vector<Set> s(static_cast<size_t>(sets));
+  for (int i = 0; i < sets; ++i) {
+    Set& x = s[size_t(i)];
+    x.a = DeviceBuffer(a.data.size());
+    x.sfa = DeviceBuffer(a.scales.size() * 4);
+    x.b = DeviceBuffer(b.data.size());
+    x.sfb = DeviceBuffer(b.scales.size() * 4);
+    x.sfb_cublas = DeviceBuffer(sfb_cublas.size() * 4);
+    x.d = DeviceBuffer(size_t(m * n) * 2);
+    x.d_cublas = DeviceBuffer(size_t(m_pad * n) * 2);
+    upload(x.a.get(), a.data.data(), a.data.size());
+    upload(x.sfa.get(), a.scales.data(), a.scales.size() * 4);
+    upload(x.b.get(), b.data.data(), b.data.size());
+    upload(x.sfb.get(), b.scales.data(), b.scales.size() * 4);
+    upload(x.sfb_cublas.get(), sfb_cublas.data(), sfb_cublas.size() * 4);
+  }
+  auto ours = [&](int i, cudaStream_t st) {
+    const Set& x = s[size_t(i)];
+    gemm_fp8_nt({x.a.get(), m, k, k}, ScaleMatrix{x.sfa.get<float>(), m, kb, 1, a.scale_stride},
+                {x.b.get(), n, k, k}, block_scales(x.sfb.get<float>(), n, k), {x.d.get(), m, n, n}, st);
+  };
+  ours(0, stream);
+  cuda_check(cudaStreamSynchronize(stream), "first call");
+
+  // Host cost of one call (enqueue only; the kernel is loaded).
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr int kHostCalls = 64;
+  for (int i = 0; i < kHostCalls; ++i) ours(i % sets, stream);
+  row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
+  cuda_check(cudaStreamSynchronize(stream), "host timing");
+
+  row.us = time_calls(ours, sets, o.replays, stream, &row.calls_per_graph);
+  const double flops = 2.0 * double(m) * double(n) * double(k);
+  const double bytes = double(m * k + n * k) + double(m * kb + nb * kb) * 4 + double(m * n) * 2;
+  row.tflops = flops / row.us * 1e-6;
+  row.gbs = bytes / row.us * 1e-3;
+
+  if (cublas != nullptr) {
+    std::string why;
+    if (!cublas->prepare(m_pad, n, k, &why)) {
+      row.cublas_note = why;
+    } else {
+      double best = 0;
+      for (int algo = 0; algo < cublas->algorithms(); ++algo) {
+        auto theirs = [&](int i, cudaStream_t st) {
+          const Set& x = s[size_t(i)];
+          cublas->run(x.a.get(), x.sfa.get<float>(), x.b.get(), x.sfb_cublas.get<float>(), x.d_cublas.get(), algo, st);
+        };
+        if (algo == 0) {
+          theirs(0, stream);
+          cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
+          std::vector<uint16_t> d1(size_t(m * n)), d2(size_t(m * n));
+          cuda_check(cudaMemcpy(d1.data(), s[0].d.get(), d1.size() * 2, cudaMemcpyDeviceToHost), "copy");
+          cuda_check(cudaMemcpy(d2.data(), s[0].d_cublas.get(), d2.size() * 2, cudaMemcpyDeviceToHost), "copy");
+          row.rel_diff = relative_difference(d1, d2);
+        }
+        int calls = 0;
+        const double us = time_calls(theirs, sets, o.replays, stream, &calls);
+        if (best == 0 || us < best) best = us;
+      }
+      row.cublas_us = best;
+      row.cublas_tflops = flops / best * 1e-6;
+    }
+  }
+  return row;
+}
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d", std::gmtime(&t));
+  return buffer;
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& o) {
+  const RuntimeInfo info = runtime_info();
+  const DeviceInfo* device = nullptr;
+  for (const DeviceInfo& d : info.devices)
+    if (d.supported) {
+      device = &d;
+      break;
+    }
+  if (device == nullptr) {
+    fmt::print(stderr, "bench: no sm_90 GPU ({})\n", info.devices.empty() ? info.driver : "none is sm_90");
+    return kExitNoGpu;
+  }
+  cuda_check(cudaSetDevice(device->ordinal), "cudaSetDevice");
+  const host::ShapeFile file = host::read_shape_file(o.shapes);
+  std::unique_ptr<CublasLtGemm> cublas;
+  std::string cublas_version = "not used";
+  if (o.cublas) {
+    std::string why;
+    cublas = CublasLtGemm::open(&why);
+    cublas_version = cublas ? cublas->version() : "unavailable: " + why;
+  }
+  cudaStream_t stream;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  // Compile everything first so that no compile lands between timings.
+  PrewarmOptions prewarm_options;
+  prewarm(file.dense, prewarm_options);
+
+  fmt::print("fp8gemm {} bench on {} ({} SMs), driver {}, cuBLASLt {}, {}\n", info.library_version, device->name,
+             device->sm_count, info.driver, cublas_version, today());
+  fmt::print("{:>6} {:>6} {:>6} | {:>9} {:>8} {:>7} {:>6} | {:>9} {:>8} | {:>7} {:>9} | {}\n", "M", "N", "K",
+             "us", "TFLOPS", "GB/s", "host", "cuBLASLt", "TFLOPS", "speedup", "rel.diff", "kernel");
+  std::vector<Row> rows;
+  bool mismatch = false;
+  for (const GemmShape& shape : file.dense) {
+    if (shape.m == 0 || shape.n == 0) continue;
+    const Row r = bench_shape(shape, o, cublas.get(), stream);
+    const bool bad = r.rel_diff > 1e-2;
+    mismatch = mismatch || bad;
+    fmt::print("{:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} | {:>9} {:>8} | {:>7} {:>9} | {}{}\n", r.m, r.n,
+               r.k, r.us, r.tflops, r.gbs, r.host_us, r.cublas_us > 0 ? fmt::format("{:.1f}", r.cublas_us) : "-",
+               r.cublas_tflops > 0 ? fmt::format("{:.1f}", r.cublas_tflops) : "-",
+               r.cublas_us > 0 ? fmt::format("{:.2f}x", r.cublas_us / r.us) : "-",
+               r.rel_diff >= 0 ? fmt::format("{:.1e}", r.rel_diff) : "-", r.kernel,
+               bad ? "  MISMATCH" : (r.cublas_note.empty() ? "" : "  (cuBLASLt: " + r.cublas_note + ")"));
+    std::fflush(stdout);
+    rows.push_back(r);
+  }
+  // Geometric means per M.
+  std::map<int64_t, std::vector<const Row*>> by_m;
+  for (const Row& r : rows) by_m[r.m].push_back(&r);
+  for (const auto& [m, group] : by_m) {
+    double ours = 0, theirs = 0, speedup = 0;
+    int both = 0;
+    for (const Row* r : group) {
+      ours += std::log(r->tflops);
+      if (r->cublas_us > 0) {
+        theirs += std::log(r->cublas_tflops);
+        speedup += std::log(r->cublas_us / r->us);
+        ++both;
+      }
+    }
+    fmt::print("geomean M={:<5}: fp8gemm {:.1f} TFLOPS", m, std::exp(ours / double(group.size())));
+    if (both == int(group.size()))
+      fmt::print(", cuBLASLt {:.1f} TFLOPS, speedup {:.2f}x", std::exp(theirs / both), std::exp(speedup / both));
+    fmt::print("\n");
+  }
+
+  nlohmann::json j;
+  j["device"] = device->name;
+  j["sms"] = device->sm_count;
+  j["driver"] = info.driver;
+  j["library_version"] = info.library_version;
+  j["cublaslt_version"] = cublas_version;
+  j["date"] = today();
+  j["shapes_file"] = o.shapes;
+  j["method"] = "median per-call time of CUDA-graph replays, rotating input copies (>= 256 MB), random data";
+  for (const Row& r : rows)
+    j["rows"].push_back({{"m", r.m}, {"n", r.n}, {"k", r.k}, {"kernel", r.kernel}, {"us", r.us},
+                         {"tflops", r.tflops}, {"gbs", r.gbs}, {"host_enqueue_us", r.host_us},
+                         {"cublaslt_us", r.cublas_us}, {"cublaslt_tflops", r.cublas_tflops},
+                         {"rel_diff_vs_cublaslt", r.rel_diff}, {"sets", r.sets}, {"calls_per_graph", r.calls_per_graph}});
+  if (!o.json.empty()) std::ofstream(o.json) << j.dump(2) << "\n";
+  if (!o.csv.empty()) {
+    std::ofstream csv(o.csv);
+    csv << "m,n,k,kernel,us,tflops,gbs,host_enqueue_us,cublaslt_us,cublaslt_tflops,speedup,rel_diff\n";
+    for (const Row& r : rows)
+      csv << fmt::format("{},{},{},{},{:.2f},{:.1f},{:.0f},{:.2f},{:.2f},{:.1f},{:.3f},{:.2e}\n", r.m, r.n, r.k, r.kernel,
+                         r.us, r.tflops, r.gbs, r.host_us, r.cublas_us, r.cublas_tflops,
+                         r.cublas_us > 0 ? r.cublas_us / r.us : 0.0, r.rel_diff);
+  }
+  cudaStreamDestroy(stream);
+  return mismatch ? kExitMismatch : 0;
+}
+
+}  // namespace fp8gemm::cli

@@ -1,0 +1,151 @@
+#include "cli/cublaslt_baseline.hpp"
+
+#include <cublasLt.h>
+#include <dlfcn.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace fp8gemm::cli {
+
+struct CublasLtGemm::Impl {
+  void* handle_lib = nullptr;
+  decltype(&cublasLtCreate) create = nullptr;
+  decltype(&cublasLtDestroy) destroy = nullptr;
+  decltype(&cublasLtGetVersion) get_version = nullptr;
+  decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
+  decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
+  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) pref_create = nullptr;
+  decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) pref_set = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
+  decltype(&cublasLtMatmul) matmul = nullptr;
+
+  cublasLtHandle_t lt = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
+  std::vector<cublasLtMatmulHeuristicResult_t> algos;
+  void* workspace = nullptr;
+  size_t workspace_bytes = size_t(64) << 20;
+
+  void release_problem() {
+    if (desc) desc_destroy(desc);
+    if (la) layout_destroy(la);
+    if (lb) layout_destroy(lb);
+    if (ld) layout_destroy(ld);
+    desc = nullptr;
+    la = lb = ld = nullptr;
+    algos.clear();
+  }
+};
+
+std::unique_ptr<CublasLtGemm> CublasLtGemm::open(std::string* why) {
+  auto impl = std::make_unique<Impl>();
+  impl->handle_lib = ::dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (!impl->handle_lib) impl->handle_lib = ::dlopen("libcublasLt.so", RTLD_NOW | RTLD_LOCAL);
+  if (!impl->handle_lib) {
+    *why = std::string("libcublasLt could not be loaded: ") + ::dlerror();
+    return nullptr;
+  }
+  bool ok = true;
+  auto sym = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(impl->handle_lib, name));
+    if (!fn) {
+      ok = false;
+      *why = std::string("libcublasLt lacks ") + name;
+    }
+  };
+  sym(impl->create, "cublasLtCreate");
+  sym(impl->destroy, "cublasLtDestroy");
+  sym(impl->get_version, "cublasLtGetVersion");
+  sym(impl->desc_create, "cublasLtMatmulDescCreate");
+  sym(impl->desc_destroy, "cublasLtMatmulDescDestroy");
+  sym(impl->desc_set, "cublasLtMatmulDescSetAttribute");
+  sym(impl->layout_create, "cublasLtMatrixLayoutCreate");
+  sym(impl->layout_destroy, "cublasLtMatrixLayoutDestroy");
+  sym(impl->pref_create, "cublasLtMatmulPreferenceCreate");
+  sym(impl->pref_destroy, "cublasLtMatmulPreferenceDestroy");
+  sym(impl->pref_set, "cublasLtMatmulPreferenceSetAttribute");
+  sym(impl->heuristic, "cublasLtMatmulAlgoGetHeuristic");
+  sym(impl->matmul, "cublasLtMatmul");
+  if (!ok) return nullptr;
+  if (impl->create(&impl->lt) != CUBLAS_STATUS_SUCCESS) {
+    *why = "cublasLtCreate failed";
+    return nullptr;
+  }
+  if (impl->get_version() < 120900) {
+    *why = fmt::format("cuBLASLt {} has no block-scaled FP8 (needs 12.9 or newer)", impl->get_version());
+    return nullptr;
+  }
+  if (cudaMalloc(&impl->workspace, impl->workspace_bytes) != cudaSuccess) {
+    *why = "cudaMalloc(workspace) failed";
+    return nullptr;
+  }
+  return std::unique_ptr<CublasLtGemm>(new CublasLtGemm(std::move(impl)));
+}
+
+CublasLtGemm::CublasLtGemm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+CublasLtGemm::~CublasLtGemm() {
+  impl_->release_problem();
+  if (impl_->workspace) cudaFree(impl_->workspace);
+  if (impl_->lt) impl_->destroy(impl_->lt);
+}
+
+std::string CublasLtGemm::version() const { return std::to_string(impl_->get_version()); }
+
+int CublasLtGemm::algorithms() const { return static_cast<int>(impl_->algos.size()); }
+
+bool CublasLtGemm::prepare(int64_t m, int64_t n, int64_t k, std::string* why) {
+  Impl& s = *impl_;
+  s.release_problem();
+  // Row-major D [M,N] is column-major D^T [N,M] = B [N,K] x A^T: cuBLAS-A is our B
+  // (transposed, BLK128x128 scales), cuBLAS-B is our A (VEC128 scales): the "TN" form
+  // FP8 requires.
+  if (s.desc_create(&s.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) {
+    *why = "cublasLtMatmulDescCreate failed";
+    return false;
+  }
+  const cublasOperation_t t = CUBLAS_OP_T, nop = CUBLAS_OP_N;
+  const cublasLtMatmulMatrixScale_t blk = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+  const cublasLtMatmulMatrixScale_t vec = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
+  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &nop, sizeof(nop));
+  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &blk, sizeof(blk));
+  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof(vec));
+  s.layout_create(&s.la, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k);
+  s.layout_create(&s.lb, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k);
+  s.layout_create(&s.ld, CUDA_R_16BF, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n);
+  cublasLtMatmulPreference_t pref = nullptr;
+  s.pref_create(&pref);
+  s.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &s.workspace_bytes, sizeof(s.workspace_bytes));
+  s.algos.resize(3);
+  int found = 0;
+  const cublasStatus_t st = s.heuristic(s.lt, s.desc, s.la, s.lb, s.ld, s.ld, pref, 3, s.algos.data(), &found);
+  s.pref_destroy(pref);
+  s.algos.resize(st == CUBLAS_STATUS_SUCCESS ? static_cast<size_t>(found) : 0);
+  if (s.algos.empty()) {
+    *why = fmt::format("cuBLASLt has no block-scaled FP8 algorithm for M={} N={} K={} (status {})", m, n, k,
+                       static_cast<int>(st));
+    return false;
+  }
+  return true;
+}
+
+void CublasLtGemm::run(const void* a, const float* sfa, const void* b, const float* sfb, void* d, int algo,
+                       cudaStream_t stream) {
+  Impl& s = *impl_;
+  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sfb, sizeof(sfb));
+  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sfa, sizeof(sfa));
+  const float alpha = 1.0f, beta = 0.0f;
+  const cublasStatus_t st = s.matmul(s.lt, s.desc, &alpha, b, s.la, a, s.lb, &beta, d, s.ld, d, s.ld,
+                                     &s.algos[static_cast<size_t>(algo)].algo, s.workspace, s.workspace_bytes, stream);
+  if (st != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(fmt::format("cublasLtMatmul failed (status {})", int(st)));
+}
+
+}  // namespace fp8gemm::cli

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace fp8gemm::cli {
+
+// cuBLASLt's block-scaled FP8 GEMM (Hopper, cuBLAS >= 12.9) as the benchmark's baseline:
+// D [M,N] bf16 = A [M,K] x B [N,K]^T with VEC128 scales on the activations and
+// BLK128x128 scales on the weights. libcublasLt.so is opened at run time; the
+// library never uses it.
+class CublasLtGemm {
+ public:
+  // nullptr and the reason if libcublasLt cannot be loaded.
+  static std::unique_ptr<CublasLtGemm> open(std::string* why);
+  ~CublasLtGemm();
+
+  // Configures the problem. M must be a multiple of 4 (cuBLASLt's rule). Scales:
+  // sfa M-major [ceil(K/128)][M]; sfb [ceil(N/128)][round_up(ceil(K/128), 4)].
+  // Returns false and why if cuBLASLt offers no algorithm.
+  bool prepare(int64_t m, int64_t n, int64_t k, std::string* why);
+  // Runs on `stream`; the heuristic's algorithm `algo` (0 .. algorithms() - 1).
+  void run(const void* a, const float* sfa, const void* b, const float* sfb, void* d, int algo,
+           cudaStream_t stream);
+  int algorithms() const;
+  std::string version() const;
+
+ private:
+  struct Impl;
+  explicit CublasLtGemm(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fp8gemm::cli
