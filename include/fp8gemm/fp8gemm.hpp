@@ -137,9 +137,9 @@ struct GemmShape {
 };
 
 struct PrewarmProgress {
-  size_t done = 0;         // kernels finished (compiled or found)
-  size_t total = 0;        // kernels needed by the shapes
-  std::string kernel;      // the kernel just finished
+  size_t done = 0;         // shapes planned (their kernel compiled or found)
+  size_t total = 0;        // distinct non-empty shapes
+  std::string kernel;      // the kernel of the shape just finished
   bool compiled = false;   // true: compiled now; false: found in the cache
   double elapsed_s = 0.0;
 };
@@ -156,7 +156,7 @@ struct PrewarmOptions {
 struct PrewarmReport {
   size_t shapes = 0;
   size_t kernels = 0;         // distinct kernels the shapes need
-  size_t compiled = 0;        // compiled by this call
+  size_t compiled = 0;        // compiled by this call (candidates rejected for spilling not counted)
   size_t from_disk = 0;       // found valid in the disk cache
   size_t from_memory = 0;     // already loaded in this process
   int num_sms = 0;            // multiprocessor count planned for

@@ -31,6 +31,10 @@ __device__ __forceinline__ float ld_shared_f32(u32 addr) {
   return v;
 }
 
+__device__ __forceinline__ void st_shared_f32(u32 addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
+}
+
 // Read-only global load (inputs never change during a kernel).
 __device__ __forceinline__ float ldg_f32(const float* p) {
   float v;
@@ -116,6 +120,10 @@ __device__ __forceinline__ void wgmma_wait() {
 
 // Keeps the compiler from moving accesses of an accumulator register across wgmma.
 __device__ __forceinline__ void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// Declares a register's value dead (no instruction): the next wgmma overwrites it
+// anyway, but its "+f" operand would otherwise keep the old value alive.
+__device__ __forceinline__ void discard(float& r) { asm volatile("" : "=f"(r)); }
 
 // Shared-memory matrix descriptor of a K-major tile stored with the 128-byte swizzle
 // (rows of 128 bytes, 8-row atoms of 1024 bytes): start address, leading byte offset

@@ -3,7 +3,7 @@
 #include "api/library.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "driver/driver_api.hpp"
-#include "heuristics/heuristics.hpp"
+#include "runtime/planner.hpp"
 #include "runtime/stats.hpp"
 
 namespace fp8gemm {
@@ -49,7 +49,8 @@ RuntimeInfo runtime_info() {
 std::string kernel_name(const GemmShape& shape) {
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n % 8 != 0 || shape.k % 16 != 0)
     throw Error(ErrorCode::InvalidArgument, "kernel_name: shape needs M, N, K > 0, N % 8 == 0, K % 16 == 0");
-  return choose_config(KernelKind::Gemm1D2D, shape.m, shape.n, shape.k, planning_traits(0)).slug();
+  return plan_kernel(KernelKind::Gemm1D2D, shape.m, shape.n, shape.k, planning_traits(0), Library::instance().store())
+      .spec.slug();
 }
 
 Stats stats() {

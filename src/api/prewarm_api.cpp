@@ -1,5 +1,6 @@
 // prewarm: the kernels a list of shapes needs, compiled in parallel into the cache.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -7,7 +8,7 @@
 #include <thread>
 
 #include "api/library.hpp"
-#include "heuristics/heuristics.hpp"
+#include "runtime/planner.hpp"
 #include "util/error.hpp"
 
 namespace fp8gemm {
@@ -34,30 +35,28 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
   const DeviceTraits traits = planning_traits(options.num_sms);
   report.num_sms = traits.num_sms;
 
-  std::vector<KernelSpec> specs;
+  std::vector<GemmShape> work;  // distinct non-empty shapes
   for (const GemmShape& s : shapes) {
     check_shape(s);
     if (s.m == 0 || s.n == 0) continue;
-    const KernelSpec spec = choose_config(KernelKind::Gemm1D2D, s.m, s.n, s.k, traits);
     bool seen = false;
-    for (const KernelSpec& x : specs) seen = seen || x == spec;
-    if (!seen) specs.push_back(spec);
+    for (const GemmShape& x : work) seen = seen || (x.m == s.m && x.n == s.n && x.k == s.k);
+    if (!seen) work.push_back(s);
   }
-  report.kernels = specs.size();
-  for (const KernelSpec& s : specs) report.kernel_names.push_back(s.slug());
 
   KernelStore& store = Library::instance().store();
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  const size_t jobs = std::min<size_t>(specs.size(), options.jobs > 0 ? options.jobs : hardware);
+  const size_t jobs = std::min<size_t>(work.size(), options.jobs > 0 ? options.jobs : hardware);
   std::atomic<size_t> next{0};
-  std::mutex mutex;  // guards report counters, the progress callback and `error`
+  std::mutex mutex;  // guards the report, `kernels`, the progress callback and `error`
+  std::vector<KernelSpec> kernels;
   std::exception_ptr error;
   size_t done = 0;
   auto worker = [&] {
-    for (size_t i = next.fetch_add(1); i < specs.size(); i = next.fetch_add(1)) {
-      KernelSource source = KernelSource::Memory;
+    for (size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) {
+      PlannedKernel planned;
       try {
-        store.get(specs[i], &source);
+        planned = plan_kernel(KernelKind::Gemm1D2D, work[i].m, work[i].n, work[i].k, traits, store);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mutex);
         if (!error) error = std::current_exception();
@@ -65,15 +64,19 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
       }
       std::lock_guard<std::mutex> lock(mutex);
       ++done;
-      (source == KernelSource::Compiled ? report.compiled
-       : source == KernelSource::Disk   ? report.from_disk
-                                        : report.from_memory)++;
+      if (std::find(kernels.begin(), kernels.end(), planned.spec) == kernels.end()) {
+        kernels.push_back(planned.spec);
+        report.kernel_names.push_back(planned.spec.slug());
+      }
+      // A kernel is compiled (or read) by exactly one thread; the others find it in memory.
+      if (planned.source == KernelSource::Compiled) ++report.compiled;
+      if (planned.source == KernelSource::Disk) ++report.from_disk;
       if (options.on_progress) {
         PrewarmProgress p;
         p.done = done;
-        p.total = specs.size();
-        p.kernel = specs[i].slug();
-        p.compiled = source == KernelSource::Compiled;
+        p.total = work.size();
+        p.kernel = planned.spec.slug();
+        p.compiled = planned.source == KernelSource::Compiled;
         p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         options.on_progress(p);
       }
@@ -84,6 +87,8 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
   worker();
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
+  report.kernels = kernels.size();
+  report.from_memory = report.kernels - std::min(report.kernels, report.compiled + report.from_disk);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

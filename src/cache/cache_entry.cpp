@@ -18,6 +18,7 @@ std::string encode_cache_entry(const CacheEntry& e) {
       {"stack_frame_bytes", e.resources.stack_frame_bytes},
       {"spill_store_bytes", e.resources.spill_store_bytes},
       {"spill_load_bytes", e.resources.spill_load_bytes},
+      {"performance_notes", e.resources.performance_notes},
       {"library_version", FP8GEMM_VERSION_STRING}};
   std::string out = kCacheEntryMagic;
   out += "\n";
@@ -52,6 +53,7 @@ std::optional<CacheEntry> decode_cache_entry(const std::string& bytes, const std
     e.resources.stack_frame_bytes = h.at("stack_frame_bytes").get<int>();
     e.resources.spill_store_bytes = h.at("spill_store_bytes").get<int>();
     e.resources.spill_load_bytes = h.at("spill_load_bytes").get<int>();
+    e.resources.performance_notes = h.at("performance_notes").get<std::vector<std::string>>();
     e.resources.parsed = true;
   } catch (const nlohmann::json::exception& ex) {
     return reject(std::string("malformed header: ") + ex.what());

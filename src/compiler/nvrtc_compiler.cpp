@@ -89,6 +89,7 @@ CompiledKernel compile_kernel(const GeneratedKernel& kernel) {
     log(LogLevel::Warn, "kernel {} uses local memory ({} B stack, {} B spill stores): slow path",
         kernel.slug, out.resources.stack_frame_bytes, out.resources.spill_store_bytes);
   for (const std::string& w : out.resources.warnings) log(LogLevel::Warn, "kernel {}: {}", kernel.slug, w);
+  for (const std::string& n : out.resources.performance_notes) log(LogLevel::Debug, "kernel {}: {}", kernel.slug, n);
   log(LogLevel::Info, "compiled {} in {:.2f} s ({} registers)", kernel.slug, out.compile_seconds,
       out.resources.registers);
   return out;

@@ -27,6 +27,8 @@ ResourceUsage parse_resource_report(const std::string& log) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.find("warning") != std::string::npos) r.warnings.push_back(line);
+    for (const char* code : {"(C7514)", "(C7517)", "(C7508)"})
+      if (line.find(code) != std::string::npos) r.performance_notes.push_back(line);
     const size_t used = line.find("Used ");
     if (used != std::string::npos && line.find(" registers") != std::string::npos) {
       r.registers = std::atoi(line.c_str() + used + 5);

@@ -12,11 +12,16 @@ struct ResourceUsage {
   int stack_frame_bytes = 0;
   int spill_store_bytes = 0;
   int spill_load_bytes = 0;
-  std::vector<std::string> warnings;  // ptxas/NVRTC warning lines, e.g. an ignored setmaxnreg
+  std::vector<std::string> warnings;  // ptxas/NVRTC warning lines
+  // ptxas notes that the kernel will run slowly although it compiled: wgmma serialized
+  // (C7514) or waited for (C7517), setmaxnreg ignored (C7508).
+  std::vector<std::string> performance_notes;
 
   bool uses_local_memory() const {
     return stack_frame_bytes > 0 || spill_store_bytes > 0 || spill_load_bytes > 0;
   }
+  // A kernel the planner should not pick when a candidate without these issues exists.
+  bool slow_path() const { return uses_local_memory() || !performance_notes.empty(); }
 };
 
 ResourceUsage parse_resource_report(const std::string& log);

@@ -19,7 +19,7 @@ constexpr double kHbmBytesPerSecond = 4.3e12;
 constexpr double kTileOverheadCycles = 600;  // pipeline fill, epilogue, scheduling
 constexpr int kMaxStages = 8;
 
-const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
+const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128};
 
 }  // namespace
 

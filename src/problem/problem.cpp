@@ -34,15 +34,22 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   KernelLayout l;
   l.math_warpgroups = c.block_m / 64;
   l.threads = (l.math_warpgroups + 1) * 128;
-  l.producer_registers = 40;
+  // setmaxnreg targets; they must add up to what the launch allocates (65536 registers
+  // over threads, rounded down to a multiple of 8 per thread).
+  // With two math warpgroups: 128 x 40 + 256 x 232 = 64512 = 384 x 168. With one there
+  // is room to spare, and the producer's loops get more than the bare minimum.
+  l.producer_registers = l.math_warpgroups == 1 ? 56 : 40;
   l.math_registers = l.math_warpgroups == 1 ? 248 : 232;
   l.a_stage_bytes = c.block_m * 128;
   l.b_stage_bytes = c.block_n * 128;
   l.sfa_stage_bytes = c.block_m * 4;
-  const int barrier_bytes = 2 * 8 * c.stages;
-  l.smem_bytes = kSmemAlignSlack +
-                 c.stages * (l.a_stage_bytes + l.b_stage_bytes + l.sfa_stage_bytes) + barrier_bytes;
   l.k_blocks = static_cast<int>((spec.k + 127) / 128);
+  // Two tile buffers of B scales (two rows of k_blocks floats each), 8-byte aligned
+  // barriers: full/empty per stage plus full/empty per B-scale buffer.
+  const int sfb_bytes = 2 * (2 * l.k_blocks * 4);
+  const int barrier_bytes = 8 * (2 * c.stages + 4);
+  l.smem_bytes = kSmemAlignSlack + c.stages * (l.a_stage_bytes + l.b_stage_bytes + l.sfa_stage_bytes) +
+                 (sfb_bytes + 7) / 8 * 8 + barrier_bytes;
   l.n_blocks = static_cast<int>((spec.n + c.block_n - 1) / c.block_n);
   return l;
 }
@@ -53,8 +60,9 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
   if (spec.k <= 0 || spec.k % 16 != 0) return fmt::format("K={} must be a positive multiple of 16", spec.k);
   if (spec.n > kMaxDimension || spec.k > kMaxDimension) return fmt::format("N and K must be at most {}", kMaxDimension);
   if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128", c.block_m);
-  if (c.block_n < 16 || c.block_n > 192 || c.block_n % 16 != 0)
-    return fmt::format("block_n={} must be a multiple of 16 in [16, 192]", c.block_n);
+  // Three block_n/2 fp32 register arrays per math thread (result and two wgmma buffers).
+  if (c.block_n < 16 || c.block_n > 128 || c.block_n % 16 != 0)
+    return fmt::format("block_n={} must be a multiple of 16 in [16, 128]", c.block_n);
   // A tile may straddle at most two 128-column blocks of B's scales.
   if (c.block_n - std::gcd(c.block_n, 128) > 128)
     return fmt::format("block_n={} would straddle three 128-column scale blocks", c.block_n);

@@ -17,7 +17,7 @@ const char* kind_name(KernelKind kind);
 // The tile configuration of one kernel: what a heuristic or tuner chooses.
 struct KernelConfig {
   int block_m = 128;  // 64 (one math warpgroup) or 128 (two)
-  int block_n = 128;  // multiple of 16, <= 192, at most two 128-column scale blocks per tile
+  int block_n = 128;  // multiple of 16, <= 128
   int stages = 4;     // TMA pipeline depth
   int group_n = 8;    // rasterization: tiles walk stripes of this many N blocks
 

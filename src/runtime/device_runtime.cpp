@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "driver/driver_api.hpp"
+#include "runtime/planner.hpp"
 #include "runtime/stats.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -39,12 +40,13 @@ const LaunchPlan& DeviceRuntime::plan(int64_t m, int64_t n, int64_t k, KernelSto
   }
   // First sight of this shape on this device: choose, build and load outside the lock
   // (compiling can take a second; other shapes keep launching meanwhile).
+  const PlannedKernel planned = plan_kernel(KernelKind::Gemm1D2D, m, n, k, traits(), store);
   LaunchPlan p;
-  p.spec = choose_config(KernelKind::Gemm1D2D, m, n, k, traits());
+  p.spec = planned.spec;
   p.layout = kernel_layout(p.spec);
   const int64_t tiles = (m + p.spec.config.block_m - 1) / p.spec.config.block_m * p.layout.n_blocks;
   p.grid = static_cast<unsigned>(std::min<int64_t>(tiles, props_.sm_count));
-  std::shared_ptr<const KernelBinary> binary = store.get(p.spec);
+  const std::shared_ptr<const KernelBinary>& binary = planned.binary;
 
   std::unique_lock<std::shared_mutex> lock(mutex_);
   auto f = functions_.find(p.spec);

@@ -87,7 +87,7 @@ std::shared_ptr<const KernelBinary> KernelStore::build(const KernelSpec& spec, K
   binary->cubin = std::move(compiled.cubin);
   binary->lowered_name = std::move(compiled.lowered_name);
   binary->resources = compiled.resources;
-  binary->resources.warnings.clear();
+  binary->resources.warnings.clear();  // logged once at compile; the notes are kept
   disk_.store(CacheEntry{binary->key, generated.slug, binary->lowered_name, binary->resources, binary->cubin});
   if (source != nullptr) *source = KernelSource::Compiled;
   return binary;

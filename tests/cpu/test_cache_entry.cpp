@@ -11,6 +11,7 @@ CacheEntry sample() {
   e.slug = "gemm1d2d_n8_k16_bm64_bn16_s2_g8";
   e.lowered_name = "_Z6kernelv";
   e.resources.registers = 168;
+  e.resources.performance_notes = {"ptxas info : (C7514) example"};
   e.cubin = std::string("\x7f" "ELF", 4) + std::string(1000, '\x01') + std::string("\0\n\n", 3);
   return e;
 }
@@ -25,6 +26,7 @@ TEST(CacheEntry, RoundTrip) {
   EXPECT_EQ(d->lowered_name, e.lowered_name);
   EXPECT_EQ(d->slug, e.slug);
   EXPECT_EQ(d->resources.registers, 168);
+  EXPECT_EQ(d->resources.performance_notes, e.resources.performance_notes);
 }
 
 TEST(CacheEntry, RejectsCorruptTruncatedForeignAndGarbage) {

@@ -27,7 +27,7 @@ TEST(Codegen, NamedFieldsGolden) {
   EXPECT_NE(g.source.find("#include \"fp8gemm/gemm_1d2d.cuh\""), std::string::npos);
   EXPECT_NE(g.source.find("struct WgmmaE4M3<112>"), std::string::npos);
   const GeneratedKernel one_wg = generate_kernel(spec(576, 7168, 64, 32, 8));
-  EXPECT_EQ(one_wg.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<576, 7168, 64, 32, 8, 8, 40, 248>");
+  EXPECT_EQ(one_wg.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<576, 7168, 64, 32, 8, 8, 56, 248>");
 }
 
 TEST(Codegen, DifferentSpecsDiffer) {

@@ -164,7 +164,7 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
 
   if (cublas != nullptr) {
     std::string why;
-    if (!cublas->prepare(m_pad, n, k, &why)) {
+    if (!cublas->prepare(m_pad, n, k, s[0].sfa.get<float>(), s[0].sfb_cublas.get<float>(), &why)) {
       row.cublas_note = why;
     } else {
       double best = 0;

@@ -101,7 +101,7 @@ std::string CublasLtGemm::version() const { return std::to_string(impl_->get_ver
 
 int CublasLtGemm::algorithms() const { return static_cast<int>(impl_->algos.size()); }
 
-bool CublasLtGemm::prepare(int64_t m, int64_t n, int64_t k, std::string* why) {
+bool CublasLtGemm::prepare(int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb, std::string* why) {
   Impl& s = *impl_;
   s.release_problem();
   // Row-major D [M,N] is column-major D^T [N,M] = B [N,K] x A^T: cuBLAS-A is our B
@@ -118,6 +118,8 @@ bool CublasLtGemm::prepare(int64_t m, int64_t n, int64_t k, std::string* why) {
   s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &nop, sizeof(nop));
   s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &blk, sizeof(blk));
   s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof(vec));
+  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sfb, sizeof(sfb));
+  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sfa, sizeof(sfa));
   s.layout_create(&s.la, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k);
   s.layout_create(&s.lb, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k);
   s.layout_create(&s.ld, CUDA_R_16BF, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n);

@@ -21,7 +21,8 @@ class CublasLtGemm {
   // Configures the problem. M must be a multiple of 4 (cuBLASLt's rule). Scales:
   // sfa M-major [ceil(K/128)][M]; sfb [ceil(N/128)][round_up(ceil(K/128), 4)].
   // Returns false and why if cuBLASLt offers no algorithm.
-  bool prepare(int64_t m, int64_t n, int64_t k, std::string* why);
+  // The scale pointers of one set of inputs must be known before cuBLASLt picks an algorithm.
+  bool prepare(int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb, std::string* why);
   // Runs on `stream`; the heuristic's algorithm `algo` (0 .. algorithms() - 1).
   void run(const void* a, const float* sfa, const void* b, const float* sfb, void* d, int algo,
            cudaStream_t stream);

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "heuristics/heuristics.hpp"
+#include "runtime/kernel_store.hpp"
+
+namespace fp8gemm::detail {
+
+// The kernel a problem runs, with its binary.
+struct PlannedKernel {
+  KernelSpec spec;
+  std::shared_ptr<const KernelBinary> binary;
+  KernelSource source = KernelSource::Memory;
+};
+
+// The heuristic's ranked candidates, in order, skipping any that compiled to a slow
+// path (local memory, or wgmma serialized by ptxas: it happens to one config at one
+// shape now and then). If the first few all do, the first is used, with a warning.
+PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, const DeviceTraits& device,
+                          KernelStore& store);
+
+}  // namespace fp8gemm::detail
