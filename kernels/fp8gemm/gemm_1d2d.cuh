@@ -84,7 +84,6 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
                      long long ldd, int m) {
   constexpr int kMathWarpgroups = kBlockM / 64;
   constexpr int kMathThreads = kMathWarpgroups * 128;
-  constexpr int kMathWarps = kMathWarpgroups * 4;
   constexpr int kKBlocks = (kK + 127) / 128;
   constexpr int kNBlocks = (kN + kBlockN - 1) / kBlockN;
   constexpr int kScaleNBlocks = (kN + 127) / 128;
@@ -117,11 +116,13 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     prefetch_tensor_map(&tmap_sfa);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full_bars + 8 * s, 1);
-      mbar_init(empty_bars + 8 * s, kMathWarps);  // one arrival per math warp
+      // Every math thread arrives: each one's release then orders its own reads of the
+      // stage before the refill.
+      mbar_init(empty_bars + 8 * s, kMathThreads);
     }
     for (int b = 0; b < 2; ++b) {
       mbar_init(sfb_full_bars + 8 * b, 32);  // every lane of the scale-loading warp
-      mbar_init(sfb_empty_bars + 8 * b, kMathWarps);
+      mbar_init(sfb_empty_bars + 8 * b, kMathThreads);
     }
     fence_barrier_init();
   }
@@ -194,9 +195,14 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     for (int i = 0; i < kAccum; ++i) part_a[i] = part_b[i] = 0.0f;
 
     StageCursor<kStages> cursor;
-    // Waits for the next stage and issues its 4 wgmma k32 steps; returns the stage.
-    auto issue = [&](float(&part)[kAccum]) {
+    // Waits for the next stage, reads its A scales (before the wgmma, long before the
+    // stage is freed: no load may still be in flight when TMA refills its source) and
+    // issues its 4 wgmma k32 steps; returns the stage.
+    auto issue = [&](float(&part)[kAccum], float& sa0, float& sa1) {
       mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+      const u32 sfa = smem_sfa + cursor.stage * kSfaBytes + tile_row * 4;
+      sa0 = ld_shared_f32(sfa);
+      sa1 = ld_shared_f32(sfa + 8 * 4);
       const u64 desc_a = desc_a0 + ((cursor.stage * kABytes) >> 4);
       const u64 desc_b = desc_b0 + ((cursor.stage * kBBytes) >> 4);
 #pragma unroll
@@ -211,16 +217,13 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
       cursor.advance();
       return stage_used;
     };
-    // After its wgmma group completed: reads the stage's A scales, frees the stage,
-    // promotes into acc.
-    auto retire = [&](float(&part)[kAccum], int stage_used, int kb, u32 sfb_tile, int first_chunks) {
+    // After its wgmma group completed: frees the stage, promotes into acc (the tile's B
+    // scale buffer is not refilled before the tile ends).
+    auto retire = [&](float(&part)[kAccum], int stage_used, int kb, float sa0, float sa1, u32 sfb_tile,
+                      int first_chunks) {
 #pragma unroll
       for (int i = 0; i < kAccum; ++i) fence_operand(part[i]);
-      const u32 sfa = smem_sfa + stage_used * kSfaBytes + tile_row * 4;
-      const float sa0 = ld_shared_f32(sfa);
-      const float sa1 = ld_shared_f32(sfa + 8 * 4);
-      __syncwarp();
-      if (lane == 0) mbar_arrive(empty_bars + 8 * stage_used);
+      mbar_arrive(empty_bars + 8 * stage_used);
       const float sb0 = ld_shared_f32(sfb_tile + kb * 4);
       const float sb1 = ld_shared_f32(sfb_tile + (kKBlocks + kb) * 4);
       promote_dispatch<kChunks, kSplitStep>(first_chunks, acc, part, sa0 * sb0, sa1 * sb0, sa0 * sb1, sa1 * sb1);
@@ -246,17 +249,19 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
       int kb = 0;
 #pragma unroll 1
       for (; kb + 1 < kKBlocks; kb += 2) {
-        const int stage_a = issue(part_a);
-        const int stage_b = issue(part_b);
+        float sa_a0, sa_a1, sa_b0, sa_b1;
+        const int stage_a = issue(part_a, sa_a0, sa_a1);
+        const int stage_b = issue(part_b, sa_b0, sa_b1);
         wgmma_wait<1>();
-        retire(part_a, stage_a, kb, sfb_tile, first_chunks);
+        retire(part_a, stage_a, kb, sa_a0, sa_a1, sfb_tile, first_chunks);
         wgmma_wait<0>();
-        retire(part_b, stage_b, kb + 1, sfb_tile, first_chunks);
+        retire(part_b, stage_b, kb + 1, sa_b0, sa_b1, sfb_tile, first_chunks);
       }
       if constexpr (kKBlocks % 2 == 1) {
-        const int stage_a = issue(part_a);
+        float sa0, sa1;
+        const int stage_a = issue(part_a, sa0, sa1);
         wgmma_wait<0>();
-        retire(part_a, stage_a, kb, sfb_tile, first_chunks);
+        retire(part_a, stage_a, kb, sa0, sa1, sfb_tile, first_chunks);
       }
       // The temporaries are dead until the next tile's first wgmma overwrites them;
       // saying so keeps them out of the epilogue's register budget.
@@ -265,9 +270,8 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
         discard(part_a[i]);
         discard(part_b[i]);
       }
-      // This warp has read the tile's B scales: the buffer may be refilled.
-      __syncwarp();
-      if (lane == 0) mbar_arrive(sfb_empty_bars + 8 * buffer);
+      // This thread has read the tile's B scales: the buffer may be refilled.
+      mbar_arrive(sfb_empty_bars + 8 * buffer);
 
       // Epilogue: bf16 pairs straight to global memory, clipped at M and N (the checks
       // are skipped for tiles that lie wholly inside D). The tile's coordinates are
