@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Summarizes an Nsight Compute per-instruction export of one kernel:
+
+  ncu --clock-control none --section SourceCounters --section WarpStateStats -o prof <app>
+  ncu -i prof.ncu-rep --page source --print-source sass --csv > sass.csv
+  tools/ncu_stalls.py sass.csv [executions-per-iteration]
+
+Prints the stall reasons over all warp samples, the instructions with the most samples,
+and, given how many times the main loop body executes (e.g. tiles x K blocks x warps),
+the instruction mix of the loop body.
+"""
+import collections
+import csv
+import sys
+
+
+def num(x):
+    try:
+        return float(x.replace(",", ""))
+    except ValueError:
+        return 0.0
+
+
+def main(path, per_iteration=None):
+    rows = list(csv.reader(open(path)))
+    header_at = next(i for i, r in enumerate(rows) if "Source" in r and "Address" in r)
+    hdr, data = rows[header_at], rows[header_at + 1:]
+    col = {h: i for i, h in enumerate(hdr)}
+    stalls = [h for h in hdr if h.startswith("stall_") and "Not Issued" not in h]
+    total = sum(num(r[col["Warp Stall Sampling (All Samples)"]]) for r in data) or 1.0
+    sums = {s: sum(num(r[col[s]]) for r in data) for s in stalls}
+    print("stall reasons (share of all warp samples):")
+    for s, v in sorted(sums.items(), key=lambda x: -x[1])[:8]:
+        print(f"  {s:26s} {100 * v / total:5.1f}%")
+    print("instructions with the most samples:")
+    top = sorted(data, key=lambda r: -num(r[col["Warp Stall Sampling (All Samples)"]]))[:10]
+    for r in top:
+        reasons = sorted(((num(r[col[s]]), s) for s in stalls), reverse=True)[:2]
+        print(f"  {100 * num(r[col['Warp Stall Sampling (All Samples)']]) / total:5.1f}%  "
+              f"{r[col['Source']][:60]:60s} {', '.join(x[1][6:] for x in reasons)}")
+    if per_iteration:
+        ops = collections.Counter()
+        for r in data:
+            if abs(num(r[col["Instructions Executed"]]) - per_iteration) <= 0.03 * per_iteration:
+                words = r[col["Source"]].split()
+                op = words[1] if words and words[0].startswith("@") else (words[0] if words else "?")
+                ops[op.split(".")[0]] += 1
+        print(f"loop body: {sum(ops.values())} instructions per warp per iteration:",
+              ", ".join(f"{k} {v}" for k, v in ops.most_common(12)))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    main(sys.argv[1], float(sys.argv[2]) if len(sys.argv) == 3 else None)
