@@ -6,27 +6,33 @@
 // Persistent and warp-specialized: one CTA per SM walks a static tile schedule. The
 // last warpgroup is the producer: one thread issues every TMA load into a ring of
 // kStages shared-memory stages, and one warp copies each tile's B scales into shared
-// memory. The first kBlockM/64 warpgroups are math warpgroups, each owning 64 rows of
-// the tile. Per 128-deep K block a math warpgroup runs 4 wgmma k32 steps into a
-// temporary accumulator, then adds it into fp32 registers multiplied by the block's
-// scales (promotion). Two temporaries alternate so that the tensor cores already run
-// the next K block while the current one is promoted.
+// memory. One (64-row tiles) or two math warpgroups each own half of the tile's rows,
+// walked in waves of 64 rows. Per 128-deep K block and wave a math warpgroup runs 4
+// wgmma k32 steps into a temporary accumulator, waits, frees the stage after the last
+// wave, and adds the temporary into fp32 registers multiplied by the block's scales
+// (promotion); meanwhile the other math warpgroup's wgmma keeps the tensor cores busy.
+// Optionally two CTAs form a cluster and load a shared operand once for both (TMA
+// multicast), halving that operand's L2 traffic.
 
 #include "fp8gemm/ptx.cuh"
 
 namespace fp8gemm_dev {
 
-// Tile order: stripes of kGroupN N-blocks, M-blocks walked inside a stripe, so that
-// the CTAs running at the same time share B tiles (and A tiles) in L2.
-template <int kNBlocks, int kGroupN>
-__device__ __forceinline__ void tile_coords(int tile, int m_blocks, int& m_block, int& n_block) {
-  const int per_stripe = m_blocks * kGroupN;
-  const int stripe = tile / per_stripe;
+// Tile order. With a cluster of two CTAs, pairs of tiles that share an operand form
+// one "super tile": kPairN = 2 pairs neighbouring N blocks (they share A), kPairM = 2
+// neighbouring M blocks (they share B). Super tiles are walked in stripes of kGroupN
+// super-N-blocks, M inside a stripe, so that CTAs running at the same time share B
+// and A tiles in L2. A partner tile past the end of M or N (an odd block count) is
+// computed on zero-filled operands and not stored.
+template <int kSuperN, int kGroupN>
+__device__ __forceinline__ void super_tile_coords(int super_tile, int super_m, int& sm, int& sn) {
+  const int per_stripe = super_m * kGroupN;
+  const int stripe = super_tile / per_stripe;
   const int first = stripe * kGroupN;
-  const int width = imin(kGroupN, kNBlocks - first);
-  const int within = tile - stripe * per_stripe;
-  m_block = within / width;
-  n_block = first + within - m_block * width;
+  const int width = imin(kGroupN, kSuperN - first);
+  const int within = super_tile - stripe * per_stripe;
+  sm = within / width;
+  sn = first + within - sm * width;
 }
 
 // acc += part x scale, per 8-column chunk of the wgmma fragment: chunks below kFirst
@@ -75,17 +81,27 @@ struct StageCursor {
   }
 };
 
-template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kProducerRegs,
+// kMulticast: 0 = every CTA loads its own tiles; 1 = clusters of two CTAs on
+// neighbouring N blocks, each loading half of the shared A tile into both; 2 = two
+// CTAs on neighbouring M blocks sharing B the same way.
+template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kMulticast, int kProducerRegs,
           int kMathRegs>
-__global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
+__global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     gemm_1d2d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
                      const __grid_constant__ TensorMap tmap_sfa, const float* __restrict__ sfb,
                      long long sfb_stride_n, long long sfb_stride_k, u16* __restrict__ d,
                      long long ldd, int m) {
-  constexpr int kMathWarpgroups = kBlockM / 64;
+  // Two math warpgroups (one for 64-row tiles); each owns kBlockM / 2 rows of the tile
+  // and walks them in waves of 64 rows (the wgmma M).
+  constexpr int kMathWarpgroups = kBlockM == 64 ? 1 : 2;
   constexpr int kMathThreads = kMathWarpgroups * 128;
+  constexpr int kWaves = kBlockM / 64 / kMathWarpgroups;
+  constexpr int kCluster = kMulticast == 0 ? 1 : 2;
+  constexpr int kPairN = kMulticast == 1 ? 2 : 1;
+  constexpr int kPairM = kMulticast == 2 ? 2 : 1;
   constexpr int kKBlocks = (kK + 127) / 128;
   constexpr int kNBlocks = (kN + kBlockN - 1) / kBlockN;
+  constexpr int kSuperN = (kNBlocks + kPairN - 1) / kPairN;
   constexpr int kScaleNBlocks = (kN + 127) / 128;
   constexpr u32 kABytes = kBlockM * 128;
   constexpr u32 kBBytes = kBlockN * 128;
@@ -93,12 +109,13 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   constexpr u32 kSfbBytes = 2 * kKBlocks * 4;  // one tile's B scales: two rows of ceil(K/128)
   constexpr int kAccum = kBlockN / 2;
   constexpr int kChunks = kBlockN / 8;
-  static_assert(kBlockM == 64 || kBlockM == 128, "one or two math warpgroups");
-  static_assert(kBlockN % 16 == 0 && kBlockN <= 128, "wgmma N; two accumulator buffers must fit");
+  static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "64, 128 or 256 rows");
+  static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "wgmma N");
+  static_assert(kMulticast >= 0 && kMulticast <= 2, "multicast mode");
 
   // Shared memory: [A stages][B stages][A-scale stages][2 tile B-scale buffers]
   // [full][empty][B-scale full][B-scale empty], based at a 1024-byte boundary as the
-  // 128-byte swizzle requires.
+  // 128-byte swizzle requires (the same offsets in both CTAs of a cluster).
   extern __shared__ unsigned char smem_raw[];
   const u32 smem_a = (smem_addr(smem_raw) + 1023u) & ~1023u;
   const u32 smem_b = smem_a + kStages * kABytes;
@@ -110,15 +127,16 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   const u32 sfb_empty_bars = sfb_full_bars + 2 * 8;
 
   const int lane = threadIdx.x % 32;
+  const u32 rank = kCluster > 1 ? cluster_cta_rank() : 0;
   if (threadIdx.x == kMathThreads) {
     prefetch_tensor_map(&tmap_a);
     prefetch_tensor_map(&tmap_b);
     prefetch_tensor_map(&tmap_sfa);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full_bars + 8 * s, 1);
-      // Every math thread arrives: each one's release then orders its own reads of the
-      // stage before the refill.
-      mbar_init(empty_bars + 8 * s, kMathThreads);
+      // One arrival per math warp of every CTA of the cluster: a stage is refilled (in
+      // both CTAs at once when multicast) only when all of them are done with it.
+      mbar_init(empty_bars + 8 * s, kMathWarpgroups * 4 * kCluster);
     }
     for (int b = 0; b < 2; ++b) {
       mbar_init(sfb_full_bars + 8 * b, 32);  // every lane of the scale-loading warp
@@ -126,26 +144,52 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     }
     fence_barrier_init();
   }
-  __syncthreads();
+  // The partner CTA multicasts into this one's shared memory and arrives on its
+  // barriers: they must be initialized cluster-wide first.
+  if constexpr (kCluster > 1)
+    cluster_sync();
+  else
+    __syncthreads();
 
   const int m_blocks = (m + kBlockM - 1) / kBlockM;
-  const int num_tiles = m_blocks * kNBlocks;
+  const int super_m = (m_blocks + kPairM - 1) / kPairM;
+  const int num_super = super_m * kSuperN;
+  const int first_super = kCluster > 1 ? static_cast<int>(cluster_id()) : static_cast<int>(blockIdx.x);
+  const int super_step = kCluster > 1 ? static_cast<int>(cluster_count()) : static_cast<int>(gridDim.x);
+  // This CTA's tile inside a super tile.
+  auto tile_coords = [&](int super_tile, int& m_block, int& n_block) {
+    int sm, sn;
+    super_tile_coords<kSuperN, kGroupN>(super_tile, super_m, sm, sn);
+    m_block = sm * kPairM + (kPairM > 1 ? static_cast<int>(rank) : 0);
+    n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
+  };
 
   if (threadIdx.x >= kMathThreads) {
     release_registers<kProducerRegs>();
     const int producer_warp = (threadIdx.x - kMathThreads) / 32;
     if (producer_warp == 0 && lane == 0) {
-      // Streams A, B and A's scales for every K block of every tile.
+      // Streams A, B and A's scales for every K block of every tile. With multicast,
+      // this CTA loads its half of the shared operand into both CTAs.
       StageCursor<kStages> cursor;
-      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+      for (int st = first_super; st < num_super; st += super_step) {
         int m_block, n_block;
-        tile_coords<kNBlocks, kGroupN>(tile, m_blocks, m_block, n_block);
+        tile_coords(st, m_block, n_block);
         for (int kb = 0; kb < kKBlocks; ++kb) {
           mbar_wait(empty_bars + 8 * cursor.stage, cursor.phase ^ 1);
           const u32 full = full_bars + 8 * cursor.stage;
           mbar_arrive_expect_tx(full, kABytes + kBBytes + kSfaBytes);
-          tma_load_2d(smem_a + cursor.stage * kABytes, &tmap_a, full, kb * 128, m_block * kBlockM);
-          tma_load_2d(smem_b + cursor.stage * kBBytes, &tmap_b, full, kb * 128, n_block * kBlockN);
+          const u32 a_dst = smem_a + cursor.stage * kABytes;
+          const u32 b_dst = smem_b + cursor.stage * kBBytes;
+          if constexpr (kMulticast == 1)
+            tma_load_2d_multicast(a_dst + rank * (kABytes / 2), &tmap_a, full, kb * 128,
+                                  m_block * kBlockM + static_cast<int>(rank) * (kBlockM / 2), 0x3);
+          else
+            tma_load_2d(a_dst, &tmap_a, full, kb * 128, m_block * kBlockM);
+          if constexpr (kMulticast == 2)
+            tma_load_2d_multicast(b_dst + rank * (kBBytes / 2), &tmap_b, full, kb * 128,
+                                  n_block * kBlockN + static_cast<int>(rank) * (kBlockN / 2), 0x3);
+          else
+            tma_load_2d(b_dst, &tmap_b, full, kb * 128, n_block * kBlockN);
           tma_load_2d(smem_sfa + cursor.stage * kSfaBytes, &tmap_sfa, full, m_block * kBlockM, kb);
           cursor.advance();
         }
@@ -154,17 +198,18 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
       // Copies each tile's B scales (all K blocks, both 128-column blocks the tile may
       // touch) into one of two shared buffers, a tile ahead of the math warpgroups.
       int local = 0;
-      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++local) {
+      for (int st = first_super; st < num_super; st += super_step, ++local) {
         int m_block, n_block;
-        tile_coords<kNBlocks, kGroupN>(tile, m_blocks, m_block, n_block);
+        tile_coords(st, m_block, n_block);
         const int buffer = local & 1;
         mbar_wait(sfb_empty_bars + 8 * buffer, ((local >> 1) & 1) ^ 1);
-        const int first = n_block * kBlockN / 128;
-        const int second = first + 1 < kScaleNBlocks ? first + 1 : first;
+        // A partner tile past N reads the last scale block (its result is not stored).
+        const int first = imin(n_block * kBlockN / 128, kScaleNBlocks - 1);
+        const int second = imin(first + 1, kScaleNBlocks - 1);
         const float* row0 = sfb + static_cast<long long>(first) * sfb_stride_n;
         const float* row1 = sfb + static_cast<long long>(second) * sfb_stride_n;
         const u32 dst = smem_sfb + buffer * kSfbBytes;
-        // Not unrolled: the producer runs on 40 registers.
+        // Not unrolled: the producer runs on few registers.
 #pragma unroll 1
         for (int kb = lane; kb < kKBlocks; kb += 32) {
           st_shared_f32(dst + kb * 4, ldg_f32(row0 + kb * sfb_stride_k));
@@ -176,128 +221,189 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   } else {
     claim_registers<kMathRegs>();
     const int warpgroup = threadIdx.x / 128;
-    // This thread's accumulator rows inside the tile (and row + 8), per the wgmma
-    // m64 fragment layout: warp w of the warpgroup holds rows 16w .. 16w + 15.
-    const int tile_row = warpgroup * 64 + (threadIdx.x / 32 % 4) * 16 + lane / 4;
+    // This thread's accumulator rows inside its wave (and row + 8), per the wgmma m64
+    // fragment layout: warp w of the warpgroup holds rows 16w .. 16w + 15.
+    const int wave_row = (threadIdx.x / 32 % 4) * 16 + lane / 4;
+    const int wg_row0 = warpgroup * (kBlockM / kMathWarpgroups);
     const int col_in_chunk = 2 * (lane % 4);
     // A tile crosses a 128-column scale boundary only at multiples of gcd(kBlockN, 128).
     constexpr int kSplitStep = (kBlockN % 128 == 0 ? 128 : kBlockN % 64 == 0 ? 64 : kBlockN % 32 == 0 ? 32 : 16) / 8;
 
-    // Descriptors of stage 0 (k = 0); stages and k steps only add to the start address
-    // (a k32 step is 32 bytes: +2 in the descriptor).
-    const u64 desc_a0 = smem_desc_sw128(smem_a + warpgroup * 64 * 128);
+    // Descriptors of stage 0 (k = 0) for this warpgroup's first wave; waves, stages
+    // and k steps only add to the start address (a k32 step is 32 bytes: +2).
+    const u64 desc_a0 = smem_desc_sw128(smem_a + wg_row0 * 128);
     const u64 desc_b0 = smem_desc_sw128(smem_b);
 
-    // Two accumulator buffers: the tensor cores run K block kb + 1 into one while this
-    // warpgroup promotes K block kb out of the other.
-    float acc[kAccum], part_a[kAccum], part_b[kAccum];
+    // With one 64-row wave per warpgroup and registers to spare, two wgmma buffers
+    // alternate: K block kb + 1 runs on the tensor cores while kb is promoted. Otherwise
+    // one buffer, and the other math warpgroup's wgmma fills the promotion time.
+    constexpr int kBuffers = kWaves == 1 && kBlockN <= (kMathWarpgroups == 1 ? 144 : 128) ? 2 : 1;
+    float acc[kWaves][kAccum];
+    float part[kBuffers][kAccum];
 #pragma unroll
-    for (int i = 0; i < kAccum; ++i) part_a[i] = part_b[i] = 0.0f;
+    for (int b = 0; b < kBuffers; ++b)
+#pragma unroll
+      for (int i = 0; i < kAccum; ++i) part[b][i] = 0.0f;
 
-    StageCursor<kStages> cursor;
-    // Waits for the next stage, reads its A scales (before the wgmma, long before the
-    // stage is freed: no load may still be in flight when TMA refills its source) and
-    // issues its 4 wgmma k32 steps; returns the stage.
-    auto issue = [&](float(&part)[kAccum], float& sa0, float& sa1) {
-      mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
-      const u32 sfa = smem_sfa + cursor.stage * kSfaBytes + tile_row * 4;
-      sa0 = ld_shared_f32(sfa);
-      sa1 = ld_shared_f32(sfa + 8 * 4);
-      const u64 desc_a = desc_a0 + ((cursor.stage * kABytes) >> 4);
-      const u64 desc_b = desc_b0 + ((cursor.stage * kBBytes) >> 4);
+    // Issues the 4 wgmma k32 steps of (stage, wave) into `buf`.
+    auto issue = [&](float(&buf)[kAccum], int stage, int w) {
+      const u64 desc_a = desc_a0 + ((stage * kABytes + w * 64 * 128) >> 4);
+      const u64 desc_b = desc_b0 + ((stage * kBBytes) >> 4);
 #pragma unroll
-      for (int i = 0; i < kAccum; ++i) fence_operand(part[i]);
+      for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
       wgmma_fence();
 #pragma unroll
-      for (int k = 0; k < 4; ++k) WgmmaE4M3<kBlockN>::mma(part, desc_a + k * 2, desc_b + k * 2, k);  // +32 bytes
+      for (int k = 0; k < 4; ++k) WgmmaE4M3<kBlockN>::mma(buf, desc_a + k * 2, desc_b + k * 2, k);  // +32 bytes
       wgmma_commit();
 #pragma unroll
-      for (int i = 0; i < kAccum; ++i) fence_operand(part[i]);
-      const int stage_used = cursor.stage;
-      cursor.advance();
-      return stage_used;
+      for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
     };
-    // After its wgmma group completed: frees the stage, promotes into acc (the tile's B
-    // scale buffer is not refilled before the tile ends).
-    auto retire = [&](float(&part)[kAccum], int stage_used, int kb, float sa0, float sa1, u32 sfb_tile,
-                      int first_chunks) {
+    // After the wgmma group of `buf` completed: optionally frees the stage (one arrival
+    // per warp on every CTA of the cluster, after the scale loads are consumed), then
+    // promotes into the wave's result.
+    auto retire = [&](float(&buf)[kAccum], int stage, int w, float sa0, float sa1, float sb0, float sb1,
+                      int first_chunks, bool release) {
 #pragma unroll
-      for (int i = 0; i < kAccum; ++i) fence_operand(part[i]);
-      mbar_arrive(empty_bars + 8 * stage_used);
-      const float sb0 = ld_shared_f32(sfb_tile + kb * 4);
-      const float sb1 = ld_shared_f32(sfb_tile + (kKBlocks + kb) * 4);
-      promote_dispatch<kChunks, kSplitStep>(first_chunks, acc, part, sa0 * sb0, sa1 * sb0, sa0 * sb1, sa1 * sb1);
+      for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
+      const float s00 = sa0 * sb0, s10 = sa1 * sb0, s01 = sa0 * sb1, s11 = sa1 * sb1;
+      if (release) {
+        __syncwarp();
+        if (lane == 0) {
+          if constexpr (kCluster == 1) {
+            mbar_arrive_after(empty_bars + 8 * stage, s00, s11);
+          } else {
+#pragma unroll
+            for (int c = 0; c < kCluster; ++c) mbar_arrive_cluster(empty_bars + 8 * stage, c, s00, s11);
+          }
+        }
+      }
+      promote_dispatch<kChunks, kSplitStep>(first_chunks, acc[w], buf, s00, s10, s01, s11);
+    };
+    auto load_sa = [&](int stage, int w, float& sa0, float& sa1) {
+      const u32 sfa = smem_sfa + stage * kSfaBytes + (wg_row0 + w * 64 + wave_row) * 4;
+      sa0 = ld_shared_f32(sfa);
+      sa1 = ld_shared_f32(sfa + 8 * 4);
     };
 
+    StageCursor<kStages> cursor;
     int local = 0;
-    for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++local) {
+    for (int st = first_super; st < num_super; st += super_step, ++local) {
       int m_block, n_block;
-      tile_coords<kNBlocks, kGroupN>(tile, m_blocks, m_block, n_block);
+      tile_coords(st, m_block, n_block);
 #pragma unroll
-      for (int i = 0; i < kAccum; ++i) acc[i] = 0.0f;
+      for (int w = 0; w < kWaves; ++w)
+#pragma unroll
+        for (int i = 0; i < kAccum; ++i) acc[w][i] = 0.0f;
       // Chunks from `first_chunks` on lie in the second 128-column block of B's scales.
       const int split = 128 - n_block * kBlockN % 128;
       const int first_chunks = split < kBlockN ? split / 8 : kChunks;
       const int buffer = local & 1;
       const u32 sfb_tile = smem_sfb + buffer * kSfbBytes;
       mbar_wait(sfb_full_bars + 8 * buffer, (local >> 1) & 1);
+      auto load_sb = [&](int kb, float& sb0, float& sb1) {
+        sb0 = ld_shared_f32(sfb_tile + kb * 4);
+        sb1 = ld_shared_f32(sfb_tile + (kKBlocks + kb) * 4);
+      };
 
-      // K blocks go in pairs: both groups are issued back to back, then the first is
-      // promoted while the tensor cores still run the second. No group is in flight
-      // across the loop's back edge: ptxas cannot follow one there and would serialize
-      // every wgmma (C7514).
-      int kb = 0;
+      // Nothing is in flight across a loop's back edge: ptxas cannot follow a wgmma
+      // group there and would serialize every wgmma (C7514).
+      if constexpr (kBuffers == 2) {
+        // K blocks in pairs: both issued back to back, the first promoted while the
+        // tensor cores still run the second.
+        int kb = 0;
 #pragma unroll 1
-      for (; kb + 1 < kKBlocks; kb += 2) {
-        float sa_a0, sa_a1, sa_b0, sa_b1;
-        const int stage_a = issue(part_a, sa_a0, sa_a1);
-        const int stage_b = issue(part_b, sa_b0, sa_b1);
-        wgmma_wait<1>();
-        retire(part_a, stage_a, kb, sa_a0, sa_a1, sfb_tile, first_chunks);
-        wgmma_wait<0>();
-        retire(part_b, stage_b, kb + 1, sa_b0, sa_b1, sfb_tile, first_chunks);
-      }
-      if constexpr (kKBlocks % 2 == 1) {
-        float sa0, sa1;
-        const int stage_a = issue(part_a, sa0, sa1);
-        wgmma_wait<0>();
-        retire(part_a, stage_a, kb, sa0, sa1, sfb_tile, first_chunks);
-      }
-      // The temporaries are dead until the next tile's first wgmma overwrites them;
-      // saying so keeps them out of the epilogue's register budget.
+        for (; kb + 1 < kKBlocks; kb += 2) {
+          float sa_a0, sa_a1, sa_b0, sa_b1, sb_a0, sb_a1, sb_b0, sb_b1;
+          mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+          const int stage_a = cursor.stage;
+          load_sa(stage_a, 0, sa_a0, sa_a1);
+          issue(part[0], stage_a, 0);
+          cursor.advance();
+          mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+          const int stage_b = cursor.stage;
+          load_sa(stage_b, 0, sa_b0, sa_b1);
+          issue(part[kBuffers - 1], stage_b, 0);
+          cursor.advance();
+          load_sb(kb, sb_a0, sb_a1);
+          load_sb(kb + 1, sb_b0, sb_b1);
+          wgmma_wait<1>();
+          retire(part[0], stage_a, 0, sa_a0, sa_a1, sb_a0, sb_a1, first_chunks, true);
+          wgmma_wait<0>();
+          retire(part[kBuffers - 1], stage_b, 0, sa_b0, sa_b1, sb_b0, sb_b1, first_chunks, true);
+        }
+        if constexpr (kKBlocks % 2 == 1) {
+          float sa0, sa1, sb0, sb1;
+          mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+          const int stage = cursor.stage;
+          load_sa(stage, 0, sa0, sa1);
+          issue(part[0], stage, 0);
+          cursor.advance();
+          load_sb(kb, sb0, sb1);
+          wgmma_wait<0>();
+          retire(part[0], stage, 0, sa0, sa1, sb0, sb1, first_chunks, true);
+        }
+      } else {
+        // One K block per iteration; per wave: 4 wgmma k32 steps, wait, promote. The
+        // stage is freed after the last wave's wgmma.
+#pragma unroll 1
+        for (int kb = 0; kb < kKBlocks; ++kb) {
+          mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+          const int stage = cursor.stage;
+          float sa[kWaves][2], sb0, sb1;
 #pragma unroll
-      for (int i = 0; i < kAccum; ++i) {
-        discard(part_a[i]);
-        discard(part_b[i]);
+          for (int w = 0; w < kWaves; ++w) load_sa(stage, w, sa[w][0], sa[w][1]);
+          load_sb(kb, sb0, sb1);
+#pragma unroll
+          for (int w = 0; w < kWaves; ++w) {
+            issue(part[0], stage, w);
+            wgmma_wait<0>();
+            retire(part[0], stage, w, sa[w][0], sa[w][1], sb0, sb1, first_chunks, w == kWaves - 1);
+          }
+          cursor.advance();
+        }
       }
+      // The temporaries are dead until the next tile's first wgmma overwrites them; saying
+      // so keeps them out of the epilogue's register budget.
+#pragma unroll
+      for (int b = 0; b < kBuffers; ++b)
+#pragma unroll
+        for (int i = 0; i < kAccum; ++i) discard(part[b][i]);
       // This thread has read the tile's B scales: the buffer may be refilled.
       mbar_arrive(sfb_empty_bars + 8 * buffer);
 
       // Epilogue: bf16 pairs straight to global memory, clipped at M and N (the checks
-      // are skipped for tiles that lie wholly inside D). The tile's coordinates are
-      // recomputed rather than kept alive across the K loop.
-      tile_coords<kNBlocks, kGroupN>(tile, m_blocks, m_block, n_block);
+      // are skipped for tiles that lie wholly inside D; a partner tile past M or N stores
+      // nothing). The tile's coordinates are recomputed rather than kept alive across
+      // the K loop.
+      tile_coords(st, m_block, n_block);
       const int n0 = n_block * kBlockN;
-      const int row0 = m_block * kBlockM + tile_row;
-      u16* d_row0 = d + static_cast<long long>(row0) * ldd + n0 + col_in_chunk;
-      u16* d_row1 = d_row0 + 8 * ldd;
-      if ((m_block + 1) * kBlockM <= m && n0 + kBlockN <= kN) {
+      const bool full_tile = (m_block + 1) * kBlockM <= m && n0 + kBlockN <= kN;
 #pragma unroll
-        for (int i = 0; i < kChunks; ++i) {
-          st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[4 * i + 0], acc[4 * i + 1]));
-          st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[4 * i + 2], acc[4 * i + 3]));
-        }
-      } else {
-        const bool row0_ok = row0 < m, row1_ok = row0 + 8 < m;
+      for (int w = 0; w < kWaves; ++w) {
+        const int row0 = m_block * kBlockM + wg_row0 + w * 64 + wave_row;
+        u16* d_row0 = d + static_cast<long long>(row0) * ldd + n0 + col_in_chunk;
+        u16* d_row1 = d_row0 + 8 * ldd;
+        if (full_tile) {
 #pragma unroll
-        for (int i = 0; i < kChunks; ++i) {
-          const bool col_ok = n0 + 8 * i + col_in_chunk < kN;
-          if (col_ok && row0_ok) st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[4 * i + 0], acc[4 * i + 1]));
-          if (col_ok && row1_ok) st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[4 * i + 2], acc[4 * i + 3]));
+          for (int i = 0; i < kChunks; ++i) {
+            st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
+            st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+          }
+        } else {
+          const bool row0_ok = row0 < m, row1_ok = row0 + 8 < m;
+#pragma unroll
+          for (int i = 0; i < kChunks; ++i) {
+            const bool col_ok = n0 + 8 * i + col_in_chunk < kN;
+            if (col_ok && row0_ok) st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
+            if (col_ok && row1_ok) st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+          }
         }
       }
     }
   }
+  // The partner CTA may still arrive on this CTA's barriers: neither leaves before both
+  // are done.
+  if constexpr (kCluster > 1) cluster_sync();
 }
 
 }  // namespace fp8gemm_dev

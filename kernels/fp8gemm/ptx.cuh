@@ -107,6 +107,66 @@ __device__ __forceinline__ void tma_load_2d(u32 dst, const TensorMap* map, u32 b
       : "memory");
 }
 
+// The same load written into the shared memory of every CTA of the cluster named in
+// `cta_mask`, at the same offsets, each CTA's barrier counting its bytes.
+__device__ __forceinline__ void tma_load_2d_multicast(u32 dst, const TensorMap* map, u32 bar, int c0, int c1,
+                                                      u16 cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(cta_mask)
+      : "memory");
+}
+
+// ---------------------------------------------------------------------------
+// Clusters
+// ---------------------------------------------------------------------------
+
+__device__ __forceinline__ u32 cluster_cta_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ u32 cluster_id() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ u32 cluster_count() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+  return r;
+}
+
+// Every thread of every CTA of the cluster: what each wrote before is visible to all
+// after (barrier initialization at the start, the last remote arrivals at the end).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
+// Arrives on the barrier at the same shared-memory offset in CTA `cta` of the cluster
+// (release at CTA scope, the default: cluster scope would wait for this thread's
+// outstanding global stores). The scale products `u0`, `u1` are inputs only so that
+// the shared loads they came from are complete before the arrival (which lets the
+// stage be refilled).
+__device__ __forceinline__ void mbar_arrive_cluster(u32 bar, u32 cta, float u0, float u1) {
+  asm volatile(
+      "{\n"
+      " .reg .b32 remote;\n"
+      " mapa.shared::cluster.u32 remote, %0, %1;\n"
+      " mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(cta), "f"(u0), "f"(u1)
+      : "memory");
+}
+
+// The same on this CTA's own barrier.
+__device__ __forceinline__ void mbar_arrive_after(u32 bar, float u0, float u1) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar), "f"(u0), "f"(u1) : "memory");
+}
+
 // ---------------------------------------------------------------------------
 // wgmma
 // ---------------------------------------------------------------------------

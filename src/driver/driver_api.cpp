@@ -65,6 +65,7 @@ const Loaded& loaded() {
     load(a.cuFuncGetAttribute, "cuFuncGetAttribute", 2020);
     load(a.cuLaunchKernelEx, "cuLaunchKernelEx", 11060);
     load(a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", 12000);
+    load(a.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters", 11070);
     if (!ok) return l;
     if (const CUresult r = a.cuInit(0); r != CUDA_SUCCESS) {
       const char* name = nullptr;

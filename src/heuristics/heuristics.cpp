@@ -13,13 +13,20 @@ namespace {
 constexpr double kClockGHz = 1.8;
 constexpr double kMacsPerCycle = 4096;       // FP8 tensor core, dense
 constexpr double kFmaPerCycle = 128;         // FP32 promotion FMAs
-constexpr double kFeedBytesPerCycle = 96;    // what one SM's TMA loads draw from L2
+constexpr double kFeedBytesPerCycle = 96;    // what one SM's TMA loads can take in
+constexpr double kL2BytesPerCycle = 4900;    // what L2 delivers to all SMs together (~8.8 TB/s)
 constexpr double kHbmPullBytesPerCycle = 40; // what one SM can pull from HBM on its own
 constexpr double kHbmBytesPerSecond = 4.3e12;
 constexpr double kTileOverheadCycles = 600;  // pipeline fill, epilogue, scheduling
 constexpr int kMaxStages = 8;
 
-const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128};
+const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
+
+// L2 bytes one CTA reads per K block: a multicast operand is read once per pair.
+double l2_bytes_per_k_block(const KernelConfig& c, int64_t m) {
+  const double rows_a = static_cast<double>(std::min<int64_t>(c.block_m, m));
+  return (rows_a / (c.multicast == 1 ? 2 : 1) + c.block_n / (c.multicast == 2 ? 2.0 : 1.0)) * 128.0;
+}
 
 }  // namespace
 
@@ -27,19 +34,25 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device)
   const KernelConfig& c = spec.config;
   const KernelLayout l = kernel_layout(spec);
   const int64_t m_blocks = (m + c.block_m - 1) / c.block_m;
-  const int64_t tiles = m_blocks * l.n_blocks;
-  const int64_t active = std::min<int64_t>(tiles, device.num_sms);
-  const int64_t waves = (tiles + device.num_sms - 1) / device.num_sms;
+  const int64_t pair_m = c.multicast == 2 ? 2 : 1, pair_n = c.multicast == 1 ? 2 : 1;
+  // With clusters, CTAs work on pairs of tiles (a partner past the end computes zeros).
+  const int64_t super_tiles = (m_blocks + pair_m - 1) / pair_m * ((l.n_blocks + pair_n - 1) / pair_n);
+  const int64_t slots = device.num_sms / l.cluster_size;
+  const int64_t active = std::min<int64_t>(super_tiles, slots) * l.cluster_size;
+  const int64_t waves = (super_tiles + slots - 1) / slots;
 
-  // One 128-deep K block of one tile: tensor-core time against load time from L2.
-  const double wgmma = l.math_warpgroups * 64.0 * c.block_n * 128.0 / kMacsPerCycle;
+  // One 128-deep K block of one tile: tensor-core time against the time to bring its
+  // operands in (the SM's own intake, and its share of what L2 can deliver).
+  const double wgmma = c.block_m * static_cast<double>(c.block_n) * 128.0 / kMacsPerCycle;
   // With one math warpgroup the promotion FMAs cannot hide behind another warpgroup's wgmma.
   const double promote = l.math_warpgroups == 1 ? 64.0 * c.block_n / kFmaPerCycle : 0.0;
   const double rows_a = static_cast<double>(std::min<int64_t>(c.block_m, m));
-  const double load = (rows_a + c.block_n) * 128.0 / kFeedBytesPerCycle;
+  const double intake = (rows_a + c.block_n) * 128.0 / kFeedBytesPerCycle;
+  const double l2 = l2_bytes_per_k_block(c, m) / (kL2BytesPerCycle / static_cast<double>(active));
   // Stages hide load latency; too few expose it.
   const double latency_penalty = c.stages < 4 ? (4 - c.stages) * 0.05 : 0.0;
-  const double tile = l.k_blocks * std::max(wgmma + promote, load) * (1.0 + latency_penalty) + kTileOverheadCycles;
+  const double tile = l.k_blocks * std::max({wgmma + promote, intake, l2}) * (1.0 + latency_penalty) +
+                      kTileOverheadCycles * (c.block_m / 128.0 + 0.5);
   const double compute_us = static_cast<double>(waves) * tile / (kClockGHz * 1e3);
 
   // Every input is read from HBM at least once and D written once, by the SMs that have
@@ -53,32 +66,39 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device)
 std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
                                        const DeviceTraits& device) {
   std::vector<RankedConfig> out;
-  for (int block_m : {64, 128}) {
-    if (block_m == 128 && m <= 64) continue;  // half of every tile would be padding
+  for (int block_m : {64, 128, 256}) {
+    if (block_m > 64 && m <= block_m / 2) continue;  // half of every tile would be padding
     for (int block_n : kBlockNs) {
-      KernelSpec spec{kind, n, k, KernelConfig{block_m, block_n, 2, 8}};
-      // The deepest pipeline that fits (more stages never hurt a single CTA per SM).
-      for (int stages = kMaxStages; stages >= 2; --stages) {
-        spec.config.stages = stages;
-        if (kernel_layout(spec).smem_bytes <= device.max_smem_bytes) break;
+      for (int multicast : {0, 1, 2}) {
+        if (multicast > 0 && device.num_sms % 2 != 0) continue;
+        // A single M block: A is small and a B pair would be half padding.
+        if (multicast > 0 && m <= block_m) continue;
+        KernelSpec spec{kind, n, k, KernelConfig{block_m, block_n, 2, 8, multicast}};
+        // The deepest pipeline that fits (more stages never hurt a single CTA per SM).
+        for (int stages = kMaxStages; stages >= 2; --stages) {
+          spec.config.stages = stages;
+          if (kernel_layout(spec).smem_bytes <= device.max_smem_bytes) break;
+        }
+        if (!spec_illegal_reason(spec).empty()) continue;
+        out.push_back({spec, predict_us(spec, m, device)});
       }
-      if (!spec_illegal_reason(spec).empty()) continue;
-      out.push_back({spec, predict_us(spec, m, device)});
     }
   }
   FP8GEMM_CHECK(!out.empty(), "no legal config for n={} k={}", n, k);
-  // Predictions within ~1 % of each other fall in one bucket; inside a bucket prefer the
-  // larger tile (less traffic per FLOP), then the deeper pipeline.
+  // Predictions within ~1 % of each other fall in one bucket; inside a bucket prefer
+  // less L2 traffic per FLOP (larger tiles, multicast), then the deeper pipeline.
   double best = out.front().predicted_us;
   for (const RankedConfig& r : out) best = std::min(best, r.predicted_us);
   auto bucket = [best](const RankedConfig& r) {
     return static_cast<int64_t>(std::floor(std::log(r.predicted_us / best) / std::log(1.01)));
   };
+  auto traffic = [m](const RankedConfig& r) {
+    const KernelConfig& c = r.spec.config;
+    return l2_bytes_per_k_block(c, m) / (static_cast<double>(c.block_m) * c.block_n);
+  };
   std::stable_sort(out.begin(), out.end(), [&](const RankedConfig& x, const RankedConfig& y) {
     if (bucket(x) != bucket(y)) return bucket(x) < bucket(y);
-    const int ax = x.spec.config.block_m * x.spec.config.block_n;
-    const int ay = y.spec.config.block_m * y.spec.config.block_n;
-    if (ax != ay) return ax > ay;
+    if (traffic(x) != traffic(y)) return traffic(x) < traffic(y);
     return x.spec.config.stages > y.spec.config.stages;
   });
   return out;

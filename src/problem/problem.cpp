@@ -17,14 +17,15 @@ const char* kind_name(KernelKind kind) {
 }
 
 std::string KernelSpec::slug() const {
-  return fmt::format("{}_n{}_k{}_bm{}_bn{}_s{}_g{}", kind_name(kind), n, k, config.block_m,
-                     config.block_n, config.stages, config.group_n);
+  return fmt::format("{}_n{}_k{}_bm{}_bn{}_s{}_g{}{}", kind_name(kind), n, k, config.block_m, config.block_n,
+                     config.stages, config.group_n,
+                     config.multicast == 1 ? "_mcA" : config.multicast == 2 ? "_mcB" : "");
 }
 
 size_t KernelSpecHash::operator()(const KernelSpec& s) const {
   size_t h = static_cast<size_t>(s.kind);
   for (int64_t v : {s.n, s.k, int64_t(s.config.block_m), int64_t(s.config.block_n),
-                    int64_t(s.config.stages), int64_t(s.config.group_n)})
+                    int64_t(s.config.stages), int64_t(s.config.group_n), int64_t(s.config.multicast)})
     h = h * 1000003u ^ std::hash<int64_t>{}(v);
   return h;
 }
@@ -32,8 +33,11 @@ size_t KernelSpecHash::operator()(const KernelSpec& s) const {
 KernelLayout kernel_layout(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   KernelLayout l;
-  l.math_warpgroups = c.block_m / 64;
+  l.math_warpgroups = c.block_m == 64 ? 1 : 2;
   l.threads = (l.math_warpgroups + 1) * 128;
+  l.cluster_size = c.multicast == 0 ? 1 : 2;
+  l.a_box_rows = c.multicast == 1 ? c.block_m / 2 : c.block_m;
+  l.b_box_rows = c.multicast == 2 ? c.block_n / 2 : c.block_n;
   // setmaxnreg targets; they must add up to what the launch allocates (65536 registers
   // over threads, rounded down to a multiple of 8 per thread).
   // With two math warpgroups: 128 x 40 + 256 x 232 = 64512 = 384 x 168. With one there
@@ -59,10 +63,16 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
   if (spec.n <= 0 || spec.n % 8 != 0) return fmt::format("N={} must be a positive multiple of 8", spec.n);
   if (spec.k <= 0 || spec.k % 16 != 0) return fmt::format("K={} must be a positive multiple of 16", spec.k);
   if (spec.n > kMaxDimension || spec.k > kMaxDimension) return fmt::format("N and K must be at most {}", kMaxDimension);
-  if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128", c.block_m);
-  // Three block_n/2 fp32 register arrays per math thread (result and two wgmma buffers).
-  if (c.block_n < 16 || c.block_n > 128 || c.block_n % 16 != 0)
-    return fmt::format("block_n={} must be a multiple of 16 in [16, 128]", c.block_n);
+  if (c.block_m != 64 && c.block_m != 128 && c.block_m != 256)
+    return fmt::format("block_m={} must be 64, 128 or 256", c.block_m);
+  // Per math thread: block_n/2 fp32 registers of result per 64-row wave plus one
+  // block_n/2 wgmma buffer, inside the setmaxnreg budget with room for addressing.
+  const int max_block_n = c.block_m == 256 ? 128 : 192;
+  if (c.block_n < 16 || c.block_n > max_block_n || c.block_n % 16 != 0)
+    return fmt::format("block_n={} must be a multiple of 16 in [16, {}] with block_m={}", c.block_n, max_block_n,
+                       c.block_m);
+  if (c.multicast < 0 || c.multicast > 2)
+    return fmt::format("multicast={} must be 0 (none), 1 (share A) or 2 (share B)", c.multicast);
   // A tile may straddle at most two 128-column blocks of B's scales.
   if (c.block_n - std::gcd(c.block_n, 128) > 128)
     return fmt::format("block_n={} would straddle three 128-column scale blocks", c.block_n);
@@ -81,7 +91,8 @@ std::string spec_to_json(const KernelSpec& spec) {
                       {"block_m", spec.config.block_m},
                       {"block_n", spec.config.block_n},
                       {"stages", spec.config.stages},
-                      {"group_n", spec.config.group_n}};
+                      {"group_n", spec.config.group_n},
+                      {"multicast", spec.config.multicast}};
   return j.dump();
 }
 
@@ -98,6 +109,7 @@ KernelSpec spec_from_json(const std::string& text) {
     s.config.block_n = j.at("block_n").get<int>();
     s.config.stages = j.at("stages").get<int>();
     s.config.group_n = j.at("group_n").get<int>();
+    s.config.multicast = j.value("multicast", 0);
     return s;
   } catch (const nlohmann::json::exception& e) {
     fail(ErrorCode::InvalidArgument, "malformed kernel spec JSON: {}", e.what());

@@ -16,14 +16,17 @@ const char* kind_name(KernelKind kind);
 
 // The tile configuration of one kernel: what a heuristic or tuner chooses.
 struct KernelConfig {
-  int block_m = 128;  // 64 (one math warpgroup) or 128 (two)
-  int block_n = 128;  // multiple of 16, <= 128
+  int block_m = 128;  // 64 (one math warpgroup), 128 or 256 (two)
+  int block_n = 128;  // multiple of 16, <= 192 (<= 128 with block_m 256)
   int stages = 4;     // TMA pipeline depth
-  int group_n = 8;    // rasterization: tiles walk stripes of this many N blocks
+  int group_n = 8;    // rasterization: tiles walk stripes of this many (super) N blocks
+  // 0: no cluster. 1: clusters of two CTAs on neighbouring N blocks share A (TMA
+  // multicast). 2: two CTAs on neighbouring M blocks share B.
+  int multicast = 0;
 
   bool operator==(const KernelConfig& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages &&
-           group_n == o.group_n;
+           group_n == o.group_n && multicast == o.multicast;
   }
 };
 
@@ -38,7 +41,8 @@ struct KernelSpec {
   bool operator==(const KernelSpec& o) const {
     return kind == o.kind && n == o.n && k == o.k && config == o.config;
   }
-  // Readable, file-name safe: e.g. "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8".
+  // Readable, file-name safe: e.g. "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" (plus
+  // "_mcA"/"_mcB" with multicast).
   std::string slug() const;
 };
 
@@ -51,6 +55,9 @@ struct KernelSpecHash {
 struct KernelLayout {
   int math_warpgroups = 0;
   int threads = 0;             // math warpgroups + one TMA producer warpgroup
+  int cluster_size = 1;        // CTAs per cluster (2 with multicast)
+  int a_box_rows = 0;          // rows of A (B) one CTA's TMA load brings: half the tile
+  int b_box_rows = 0;          //   when that operand is multicast
   int producer_registers = 0;  // setmaxnreg targets
   int math_registers = 0;
   int a_stage_bytes = 0;       // BLOCK_M x 128 fp8

@@ -41,20 +41,69 @@ const LaunchPlan& DeviceRuntime::plan(int64_t m, int64_t n, int64_t k, KernelSto
   // First sight of this shape on this device: choose, build and load outside the lock
   // (compiling can take a second; other shapes keep launching meanwhile).
   const PlannedKernel planned = plan_kernel(KernelKind::Gemm1D2D, m, n, k, traits(), store);
-  LaunchPlan p;
-  p.spec = planned.spec;
-  p.layout = kernel_layout(p.spec);
-  const int64_t tiles = (m + p.spec.config.block_m - 1) / p.spec.config.block_m * p.layout.n_blocks;
-  p.grid = static_cast<unsigned>(std::min<int64_t>(tiles, props_.sm_count));
-  const std::shared_ptr<const KernelBinary>& binary = planned.binary;
-
+  LaunchPlan p = finish_plan(m, planned.spec, *planned.binary);
   std::unique_lock<std::shared_mutex> lock(mutex_);
-  auto f = functions_.find(p.spec);
-  p.function = f != functions_.end() ? f->second : load(*binary);
   return plans_.emplace(key, p).first->second;
 }
 
-CUfunction DeviceRuntime::load(const KernelBinary& binary) {
+const LaunchPlan& DeviceRuntime::plan(int64_t m, const KernelSpec& spec, KernelStore& store) {
+  const SpecPlanKey key{m, spec};
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = spec_plans_.find(key);
+    if (it != spec_plans_.end()) return it->second;
+  }
+  LaunchPlan p = finish_plan(m, spec, *store.get(spec));
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  return spec_plans_.emplace(key, p).first->second;
+}
+
+LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const KernelBinary& binary) {
+  LaunchPlan p;
+  p.spec = spec;
+  p.layout = kernel_layout(spec);
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto f = functions_.find(spec);
+  const LoadedKernel& loaded = f != functions_.end() ? f->second : load(binary);
+  p.function = loaded.function;
+  // Persistent grid: one CTA per tile up to what can be resident at once (with clusters,
+  // whole clusters: a GPC with an odd number of free SMs leaves one idle).
+  const KernelConfig& c = spec.config;
+  const int64_t m_blocks = (m + c.block_m - 1) / c.block_m;
+  const int64_t pair_m = c.multicast == 2 ? 2 : 1, pair_n = c.multicast == 1 ? 2 : 1;
+  const int64_t super_tiles = (m_blocks + pair_m - 1) / pair_m * ((p.layout.n_blocks + pair_n - 1) / pair_n);
+  p.grid = static_cast<unsigned>(std::min<int64_t>(super_tiles, loaded.max_clusters) * p.layout.cluster_size);
+  return p;
+}
+
+namespace {
+
+CUlaunchConfig launch_config(const KernelLayout& layout, unsigned grid, CUstream stream, CUlaunchAttribute* attr) {
+  CUlaunchConfig config{};
+  config.gridDimX = grid;
+  config.gridDimY = 1;
+  config.gridDimZ = 1;
+  config.blockDimX = static_cast<unsigned>(layout.threads);
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(layout.smem_bytes);
+  config.hStream = stream;
+  config.attrs = nullptr;
+  config.numAttrs = 0;
+  if (layout.cluster_size > 1) {
+    attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr->value.clusterDim.x = static_cast<unsigned>(layout.cluster_size);
+    attr->value.clusterDim.y = 1;
+    attr->value.clusterDim.z = 1;
+    config.attrs = attr;
+    config.numAttrs = 1;
+  }
+  return config;
+}
+
+}  // namespace
+
+const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binary) {
   const DriverApi& cu = driver();
   CUmodule module = nullptr;
   const CUresult r = cu.cuModuleLoadData(&module, binary.cubin.data());
@@ -70,10 +119,23 @@ CUfunction DeviceRuntime::load(const KernelBinary& binary) {
   const KernelLayout layout = kernel_layout(binary.spec);
   check_cu(cu.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, layout.smem_bytes),
            "cuFuncSetAttribute(max dynamic shared memory)");
-  functions_.emplace(binary.spec, function);
+  LoadedKernel loaded;
+  loaded.function = function;
+  loaded.max_clusters = props_.sm_count;
+  if (layout.cluster_size > 1) {
+    CUlaunchAttribute attr;
+    const CUlaunchConfig config = launch_config(layout, static_cast<unsigned>(props_.sm_count), nullptr, &attr);
+    int clusters = 0;
+    check_cu(cu.cuOccupancyMaxActiveClusters(&clusters, function, &config), "cuOccupancyMaxActiveClusters");
+    if (clusters < 1)
+      fail(ErrorCode::CudaError, "{}: no cluster of {} CTAs fits on device {}", binary.spec.slug(),
+           layout.cluster_size, props_.ordinal);
+    loaded.max_clusters = clusters;
+  }
   counters().modules_loaded.fetch_add(1);
-  log(LogLevel::Debug, "loaded {} on device {}", binary.spec.slug(), props_.ordinal);
-  return function;
+  log(LogLevel::Debug, "loaded {} on device {} ({} resident {})", binary.spec.slug(), props_.ordinal,
+      loaded.max_clusters, layout.cluster_size > 1 ? "clusters" : "CTAs");
+  return functions_.emplace(binary.spec, loaded).first->second;
 }
 
 void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,
@@ -82,17 +144,8 @@ void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtens
   long long stride_n = sfb_stride_n, stride_k = sfb_stride_k, ld = ldd;
   void* args[] = {const_cast<CUtensorMap*>(&a), const_cast<CUtensorMap*>(&b), const_cast<CUtensorMap*>(&sfa),
                   &sfb, &stride_n, &stride_k, &d, &ld, &m};
-  CUlaunchConfig config{};
-  config.gridDimX = plan.grid;
-  config.gridDimY = 1;
-  config.gridDimZ = 1;
-  config.blockDimX = static_cast<unsigned>(plan.layout.threads);
-  config.blockDimY = 1;
-  config.blockDimZ = 1;
-  config.sharedMemBytes = static_cast<unsigned>(plan.layout.smem_bytes);
-  config.hStream = stream;
-  config.attrs = nullptr;
-  config.numAttrs = 0;
+  CUlaunchAttribute attr;
+  const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, &attr);
   check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d2d)");
 }
 

@@ -45,6 +45,8 @@ class DeviceRuntime {
   // hash lookup under a shared lock: no hashing of source, no I/O, no allocation.
   // The context must be current (it is where new modules are loaded).
   const LaunchPlan& plan(int64_t m, int64_t n, int64_t k, KernelStore& store);
+  // The plan for a validated problem run with a given (legal) kernel spec.
+  const LaunchPlan& plan(int64_t m, const KernelSpec& spec, KernelStore& store);
 
  private:
   struct PlanKey {
@@ -57,13 +59,29 @@ class DeviceRuntime {
     }
   };
 
-  CUfunction load(const KernelBinary& binary);
+  struct SpecPlanKey {
+    int64_t m;
+    KernelSpec spec;
+    bool operator==(const SpecPlanKey& o) const { return m == o.m && spec == o.spec; }
+  };
+  struct SpecPlanKeyHash {
+    size_t operator()(const SpecPlanKey& p) const { return KernelSpecHash{}(p.spec) * 31 + std::hash<int64_t>{}(p.m); }
+  };
+  struct LoadedKernel {
+    CUfunction function = nullptr;
+    int max_clusters = 0;  // clusters (or CTAs without clusters) resident at once
+  };
+  // Loads the module and measures its residency. Called with the lock held.
+  const LoadedKernel& load(const KernelBinary& binary);
+  // Loads the kernel if needed (takes the lock) and sizes the grid for M.
+  LaunchPlan finish_plan(int64_t m, const KernelSpec& spec, const KernelBinary& binary);
 
   CUcontext context_;
   DeviceProps props_;
   std::shared_mutex mutex_;
   std::unordered_map<PlanKey, LaunchPlan, PlanKeyHash> plans_;
-  std::unordered_map<KernelSpec, CUfunction, KernelSpecHash> functions_;
+  std::unordered_map<SpecPlanKey, LaunchPlan, SpecPlanKeyHash> spec_plans_;
+  std::unordered_map<KernelSpec, LoadedKernel, KernelSpecHash> functions_;
 };
 
 // Launches gemm_1d2d_kernel for a plan.

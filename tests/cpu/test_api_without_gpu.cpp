@@ -41,6 +41,27 @@ TEST(ApiWithoutGpu, GemmThrowsNoDriverAfterValidation) {
                               Bf16Matrix{nullptr, 0, n, n}));
 }
 
+// A given config is checked before any device work, with or without a GPU.
+TEST(ApiWithoutGpu, IllegalConfigIsRejectedBeforeLaunch) {
+  const int64_t m = 64, n = 128, k = 256;
+  const Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
+  const Fp8Matrix b{reinterpret_cast<void*>(0x200000000), n, k, k};
+  const Bf16Matrix d{reinterpret_cast<void*>(0x300000000), m, n, n};
+  const ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k);
+  const ScaleMatrix sb = block_scales(reinterpret_cast<const float*>(0x500000000), n, k);
+  for (const KernelConfig& bad : {KernelConfig{96, 128, 4, 8, 0}, KernelConfig{256, 192, 3, 8, 0},
+                                  KernelConfig{128, 120, 4, 8, 0}, KernelConfig{128, 128, 4, 8, 5},
+                                  KernelConfig{128, 128, 1, 8, 0}}) {
+    try {
+      gemm_fp8_nt(a, sa, b, sb, d, bad);
+      FAIL() << "expected an error for block_m " << bad.block_m << " block_n " << bad.block_n;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("config"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ApiWithoutGpu, InfoDescribesTheMachine) {
   const RuntimeInfo info = runtime_info();
   EXPECT_EQ(info.library_version, FP8GEMM_VERSION_STRING);

@@ -45,6 +45,9 @@ TEST(Nvrtc, GemmKernelCompilesWithoutLocalMemory) {
            KernelSpec{KernelKind::Gemm1D2D, 576, 7168, KernelConfig{64, 16, 8, 8}},
            KernelSpec{KernelKind::Gemm1D2D, 4096, 16384, KernelConfig{64, 128, 8, 8}},
            KernelSpec{KernelKind::Gemm1D2D, 4096, 16384, KernelConfig{64, 80, 8, 8}},
+           KernelSpec{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{256, 128, 4, 8, 1}},
+           KernelSpec{KernelKind::Gemm1D2D, 2112, 7168, KernelConfig{128, 192, 5, 8, 2}},
+           KernelSpec{KernelKind::Gemm1D2D, 7168, 16384, KernelConfig{64, 160, 7, 8, 0}},
        })
     expect_clean_kernel(s);
 }

@@ -36,7 +36,11 @@ TEST(Problem, LegalityRules) {
   EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 128, 6)), "");
   EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 112, 6)), "");
   EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 64, 48, 8)), "");
-  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 144, 4)), "");  // three accumulator arrays would not fit
+  EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 192, 4)), "");
+  EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 256, 128, 4)), "");
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 256, 144, 3)), "");  // 2 waves + buffer would not fit in registers
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 208, 3)), "");  // result + buffer would not fit
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 176, 3)), "");  // would straddle three scale blocks
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 120, 4)), "");  // not a multiple of 16
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 96, 128, 4)), "");   // block_m
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 128, 7)), "");  // too much shared memory
@@ -45,8 +49,30 @@ TEST(Problem, LegalityRules) {
   EXPECT_NE(spec_illegal_reason(spec(7168, 2056, 128, 128, 4)), "");  // K % 16
 }
 
+TEST(Problem, MulticastLayoutAndLegality) {
+  KernelSpec a = spec(7168, 2048, 256, 128, 4);
+  a.config.multicast = 1;
+  EXPECT_EQ(spec_illegal_reason(a), "");
+  EXPECT_EQ(a.slug(), "gemm1d2d_n7168_k2048_bm256_bn128_s4_g8_mcA");
+  const KernelLayout la = kernel_layout(a);
+  EXPECT_EQ(la.cluster_size, 2);
+  EXPECT_EQ(la.a_box_rows, 128);  // each CTA of the pair loads half of the shared A tile
+  EXPECT_EQ(la.b_box_rows, 128);
+  EXPECT_EQ(la.threads, 384);     // two math warpgroups of two 64-row waves each
+  KernelSpec b = spec(7168, 2048, 128, 96, 6);
+  b.config.multicast = 2;
+  EXPECT_EQ(b.slug(), "gemm1d2d_n7168_k2048_bm128_bn96_s6_g8_mcB");
+  EXPECT_EQ(kernel_layout(b).a_box_rows, 128);
+  EXPECT_EQ(kernel_layout(b).b_box_rows, 48);
+  EXPECT_FALSE(KernelSpecHash{}(a) == KernelSpecHash{}(spec(7168, 2048, 256, 128, 4)));
+  b.config.multicast = 3;
+  EXPECT_NE(spec_illegal_reason(b), "");
+}
+
 TEST(Problem, JsonRoundTrip) {
-  const KernelSpec s = spec(24576, 1536, 64, 96, 7, 16);
+  KernelSpec s = spec(24576, 1536, 64, 96, 7, 16);
+  EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
+  s.config.multicast = 2;
   EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
   EXPECT_THROW(spec_from_json("{\"kind\": \"gemm1d2d\"}"), fp8gemm::Error);
   EXPECT_THROW(spec_from_json("not json"), fp8gemm::Error);

@@ -140,3 +140,35 @@ TEST_F(GpuTest, DeepSeekDenseSweep) {
     }
   }
 }
+
+// Every kernel family run explicitly (the planner picks only some of them for the
+// shapes above): 1 or 2 math warpgroups, 1 or 2 waves per warpgroup, block_n beyond
+// 128, and both multicast sides, with partial tiles and odd block counts (a pair's
+// partner tile past the end of M or N).
+TEST_F(GpuTest, EveryConfigFamily) {
+  const KernelConfig configs[] = {
+      {64, 128, 8, 8, 0},  {64, 48, 8, 8, 1},   {64, 160, 7, 8, 2},  {128, 192, 5, 8, 0}, {128, 160, 5, 8, 2},
+      {128, 144, 5, 4, 1}, {256, 128, 4, 8, 1}, {256, 128, 4, 8, 2}, {256, 64, 4, 16, 0}, {256, 112, 4, 1, 1},
+  };
+  // M = 700: 3 blocks of 256, 6 of 128 (+1 partial), 11 of 64; N = 2120: odd block counts
+  // for most block_n; K = 7184 ends in a partial K block.
+  const Case shapes[] = {{700, 2120, 7184}, {4096, 7168, 2048}, {129, 576, 1536}};
+  for (const Case& c : shapes) {
+    const DeviceOperand a = upload(operand_a(c, 11 + c.m));
+    const DeviceOperand b = upload(host::random_operand(c.n, c.k, c.k, false, 13 + c.n));
+    DeviceBuffer ref(size_t(c.m * c.n) * 8);
+    reference_gemm(a, b, ref.get<double>());
+    for (const KernelConfig& config : configs) {
+      SCOPED_TRACE(testing::Message() << "M=" << c.m << " N=" << c.n << " K=" << c.k << " bm" << config.block_m
+                                      << " bn" << config.block_n << " mc" << config.multicast);
+      GuardedOutput out = make_output(c.m, c.n, c.n);
+      gemm_fp8_nt({a.data.get(), c.m, c.k, a.host.ld}, per_token_scales(a.scales.get<float>(), c.m, c.k),
+                  {b.data.get(), c.n, c.k, b.host.ld}, block_scales(b.scales.get<float>(), c.n, c.k),
+                  {out.d(), c.m, c.n, out.ld}, config);
+      check(cudaDeviceSynchronize(), "gemm_fp8_nt(config)");
+      std::printf("  bm%-3d bn%-3d s%d g%-2d mc%d ", config.block_m, config.block_n, config.stages, config.group_n,
+                  config.multicast);
+      expect_good(c, compare(out, ref.get<double>()));
+    }
+  }
+}

@@ -107,13 +107,19 @@ double relative_difference(const std::vector<uint16_t>& x, const std::vector<uin
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream) {
+std::string config_name(const KernelConfig& c) {
+  return fmt::format("bm{}_bn{}_s{}_g{}{}", c.block_m, c.block_n, c.stages, c.group_n,
+                     c.multicast == 1 ? "_mcA" : c.multicast == 2 ? "_mcB" : "");
+}
+
+Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream,
+                const KernelConfig* config) {
   Row row;
   const int64_t m = shape.m, n = shape.n, k = shape.k;
   row.m = m;
   row.n = n;
   row.k = k;
-  row.kernel = kernel_name(shape);
+  row.kernel = config != nullptr ? config_name(*config) : kernel_name(shape);
   // cuBLASLt needs M % 4 == 0: both libraries read the same buffers, padded to 4 rows.
   const int64_t m_pad = (m + 3) / 4 * 4, kb = (k + 127) / 128, nb = (n + 127) / 128, l4 = (kb + 3) / 4 * 4;
   const host::Fp8Operand a = host::random_operand(m_pad, k, k, true, o.seed + uint64_t(m * 31 + n * 7 + k));
@@ -143,8 +149,13 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
   }
   auto ours = [&](int i, cudaStream_t st) {
     const Set& x = s[size_t(i)];
-    gemm_fp8_nt({x.a.get(), m, k, k}, ScaleMatrix{x.sfa.get<float>(), m, kb, 1, a.scale_stride},
-                {x.b.get(), n, k, k}, block_scales(x.sfb.get<float>(), n, k), {x.d.get(), m, n, n}, st);
+    const Fp8Matrix ma{x.a.get(), m, k, k}, mb{x.b.get(), n, k, k};
+    const ScaleMatrix sa{x.sfa.get<float>(), m, kb, 1, a.scale_stride};
+    const Bf16Matrix md{x.d.get(), m, n, n};
+    if (config != nullptr)
+      gemm_fp8_nt(ma, sa, mb, block_scales(x.sfb.get<float>(), n, k), md, *config, st);
+    else
+      gemm_fp8_nt(ma, sa, mb, block_scales(x.sfb.get<float>(), n, k), md, st);
   };
   ours(0, stream);
   cuda_check(cudaStreamSynchronize(stream), "first call");
@@ -201,6 +212,24 @@ std::string today() {
 
 }  // namespace
 
+bool parse_kernel_config(const std::string& text, KernelConfig* config) {
+  int v[5] = {0, 0, 0, 8, 0};
+  int count = 0;
+  size_t pos = 0;
+  while (pos <= text.size() && count < 6) {
+    const size_t comma = text.find(',', pos);
+    const std::string field = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (field.empty() || field.find_first_not_of("0123456789") != std::string::npos || field.size() > 6) return false;
+    if (count == 5) return false;
+    v[count++] = std::stoi(field);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  if (count < 3) return false;
+  *config = KernelConfig{v[0], v[1], v[2], v[3], v[4]};
+  return true;
+}
+
 int run_bench(const BenchOptions& o) {
   const RuntimeInfo info = runtime_info();
   const DeviceInfo* device = nullptr;
@@ -234,19 +263,31 @@ int run_bench(const BenchOptions& o) {
              "us", "TFLOPS", "GB/s", "host", "cuBLASLt", "TFLOPS", "speedup", "rel.diff", "kernel");
   std::vector<Row> rows;
   bool mismatch = false;
+  std::vector<const KernelConfig*> choices;
+  for (const KernelConfig& c : o.configs) choices.push_back(&c);
+  if (choices.empty()) choices.push_back(nullptr);  // the library's own choice
   for (const GemmShape& shape : file.dense) {
     if (shape.m == 0 || shape.n == 0) continue;
-    const Row r = bench_shape(shape, o, cublas.get(), stream);
-    const bool bad = r.rel_diff > 1e-2;
-    mismatch = mismatch || bad;
-    fmt::print("{:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} | {:>9} {:>8} | {:>7} {:>9} | {}{}\n", r.m, r.n,
-               r.k, r.us, r.tflops, r.gbs, r.host_us, r.cublas_us > 0 ? fmt::format("{:.1f}", r.cublas_us) : "-",
-               r.cublas_tflops > 0 ? fmt::format("{:.1f}", r.cublas_tflops) : "-",
-               r.cublas_us > 0 ? fmt::format("{:.2f}x", r.cublas_us / r.us) : "-",
-               r.rel_diff >= 0 ? fmt::format("{:.1e}", r.rel_diff) : "-", r.kernel,
-               bad ? "  MISMATCH" : (r.cublas_note.empty() ? "" : "  (cuBLASLt: " + r.cublas_note + ")"));
-    std::fflush(stdout);
-    rows.push_back(r);
+    for (const KernelConfig* config : choices) {
+      Row r;
+      try {
+        r = bench_shape(shape, o, config == choices.front() ? cublas.get() : nullptr, stream, config);
+      } catch (const Error& e) {
+        if (config == nullptr || e.code() != ErrorCode::InvalidArgument) throw;
+        fmt::print("{:>6} {:>6} {:>6} | {} skipped: {}\n", shape.m, shape.n, shape.k, config_name(*config), e.what());
+        continue;
+      }
+      const bool bad = r.rel_diff > 1e-2;
+      mismatch = mismatch || bad;
+      fmt::print("{:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} | {:>9} {:>8} | {:>7} {:>9} | {}{}\n", r.m, r.n,
+                 r.k, r.us, r.tflops, r.gbs, r.host_us, r.cublas_us > 0 ? fmt::format("{:.1f}", r.cublas_us) : "-",
+                 r.cublas_tflops > 0 ? fmt::format("{:.1f}", r.cublas_tflops) : "-",
+                 r.cublas_us > 0 ? fmt::format("{:.2f}x", r.cublas_us / r.us) : "-",
+                 r.rel_diff >= 0 ? fmt::format("{:.1e}", r.rel_diff) : "-", r.kernel,
+                 bad ? "  MISMATCH" : (r.cublas_note.empty() ? "" : "  (cuBLASLt: " + r.cublas_note + ")"));
+      std::fflush(stdout);
+      rows.push_back(r);
+    }
   }
   // Geometric means per M.
   std::map<int64_t, std::vector<const Row*>> by_m;

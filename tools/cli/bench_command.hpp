@@ -2,6 +2,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "fp8gemm/fp8gemm.hpp"
 
 namespace fp8gemm::cli {
 
@@ -11,7 +14,13 @@ struct BenchOptions {
   bool cublas = true;      // also time cuBLASLt's block-scaled FP8 GEMM
   std::string json, csv;   // optional outputs
   uint64_t seed = 1;
+  // When given, each shape is timed with each of these configs instead of the
+  // library's own choice (cuBLASLt once per shape).
+  std::vector<KernelConfig> configs;
 };
+
+// "bm,bn,stages[,group_n[,multicast]]" -> config; false if malformed.
+bool parse_kernel_config(const std::string& text, KernelConfig* config);
 
 // Times gemm_fp8_nt (and cuBLASLt) on every shape of the set; returns the exit code.
 int run_bench(const BenchOptions& options);

@@ -3,6 +3,7 @@
 // 3 `check` found wrong results (or `bench` found fp8gemm and cuBLASLt disagreeing);
 // 4 no sm_90 GPU for `check` (without --skip-without-gpu) or `bench`.
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
@@ -99,12 +100,25 @@ int main(int argc, char** argv) {
   bench->add_option("--csv", bench_options.csv, "Write the results as CSV");
   bench->add_flag("!--no-cublas", bench_options.cublas, "Do not run cuBLASLt");
   bench->add_option("--seed", bench_options.seed, "Random seed");
+  std::vector<std::string> bench_configs;
+  bench->add_option("--config", bench_configs,
+                    "Time this kernel config instead of the library's choice: bm,bn,stages[,group_n[,multicast]] "
+                    "(multicast 0 none, 1 share A, 2 share B); repeat to compare several");
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help prints and exits 0; every command-line mistake exits 2.
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  for (const std::string& text : bench_configs) {
+    fp8gemm::KernelConfig config;
+    if (!fp8gemm::cli::parse_kernel_config(text, &config)) {
+      std::fprintf(stderr, "bench: --config '%s' is not bm,bn,stages[,group_n[,multicast]] (e.g. 256,128,4,8,1)\n",
+                   text.c_str());
+      return 2;
+    }
+    bench_options.configs.push_back(config);
   }
   if (!cache_dir.empty()) ::setenv("FP8GEMM_CACHE_DIR", cache_dir.c_str(), 1);
   if (verbose) ::setenv("FP8GEMM_LOG_LEVEL", "info", 1);
