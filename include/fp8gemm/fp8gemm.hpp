@@ -134,6 +134,10 @@ struct KernelConfig {
   int stages = 4;     // TMA pipeline depth; must fit in shared memory
   int group_n = 8;    // tile rasterization: stripes of this many N blocks
   int multicast = 0;  // 0 none; 1: CTA pairs share A; 2: CTA pairs share B (clusters of two)
+  // Epilogue: 1 = through a shared-memory tile and TMA stores overlapping the next tile
+  // (needs block_n % 64 == 0 and BLOCK_M x BLOCK_N x 2 bytes of shared memory), 0 = direct
+  // stores, -1 = 1 when block_n % 64 == 0.
+  int tma_store = -1;
 };
 
 // gemm_fp8_nt with exactly `config` (compiled and loaded on first use, then cached like

@@ -84,11 +84,12 @@ struct StageCursor {
 // kMulticast: 0 = every CTA loads its own tiles; 1 = clusters of two CTAs on
 // neighbouring N blocks, each loading half of the shared A tile into both; 2 = two
 // CTAs on neighbouring M blocks sharing B the same way.
-template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kMulticast, int kProducerRegs,
-          int kMathRegs>
+template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kMulticast, bool kTmaStore,
+          int kProducerRegs, int kMathRegs>
 __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     gemm_1d2d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
-                     const __grid_constant__ TensorMap tmap_sfa, const float* __restrict__ sfb,
+                     const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_d,
+                     const float* __restrict__ sfb,
                      long long sfb_stride_n, long long sfb_stride_k, u16* __restrict__ d,
                      long long ldd, int m) {
   // Two math warpgroups (one for 64-row tiles); each owns kBlockM / 2 rows of the tile
@@ -107,19 +108,25 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   constexpr u32 kBBytes = kBlockN * 128;
   constexpr u32 kSfaBytes = kBlockM * 4;
   constexpr u32 kSfbBytes = 2 * kKBlocks * 4;  // one tile's B scales: two rows of ceil(K/128)
+  // kTmaStore: the tile goes out through shared memory and TMA stores (in 64-column
+  // slabs with the 128-byte swizzle) that overlap the next tile; otherwise the math
+  // threads store to global memory directly.
+  static_assert(!kTmaStore || kBlockN % 64 == 0, "TMA stores go in 64-column slabs");
+  constexpr u32 kDBytes = kTmaStore ? kBlockM * kBlockN * 2 : 0;
   constexpr int kAccum = kBlockN / 2;
   constexpr int kChunks = kBlockN / 8;
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "64, 128 or 256 rows");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "wgmma N");
   static_assert(kMulticast >= 0 && kMulticast <= 2, "multicast mode");
 
-  // Shared memory: [A stages][B stages][A-scale stages][2 tile B-scale buffers]
+  // Shared memory: [A stages][B stages][D tile][A-scale stages][2 tile B-scale buffers]
   // [full][empty][B-scale full][B-scale empty], based at a 1024-byte boundary as the
   // 128-byte swizzle requires (the same offsets in both CTAs of a cluster).
   extern __shared__ unsigned char smem_raw[];
   const u32 smem_a = (smem_addr(smem_raw) + 1023u) & ~1023u;
   const u32 smem_b = smem_a + kStages * kABytes;
-  const u32 smem_sfa = smem_b + kStages * kBBytes;
+  const u32 smem_d = smem_b + kStages * kBBytes;
+  const u32 smem_sfa = smem_d + kDBytes;
   const u32 smem_sfb = smem_sfa + kStages * kSfaBytes;
   const u32 full_bars = (smem_sfb + 2 * kSfbBytes + 7u) & ~7u;
   const u32 empty_bars = full_bars + kStages * 8;
@@ -132,6 +139,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     prefetch_tensor_map(&tmap_a);
     prefetch_tensor_map(&tmap_b);
     prefetch_tensor_map(&tmap_sfa);
+    if constexpr (kTmaStore) prefetch_tensor_map(&tmap_d);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full_bars + 8 * s, 1);
       // One arrival per math warp of every CTA of the cluster: a stage is refilled (in
@@ -371,34 +379,75 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       // This thread has read the tile's B scales: the buffer may be refilled.
       mbar_arrive(sfb_empty_bars + 8 * buffer);
 
-      // Epilogue: bf16 pairs straight to global memory, clipped at M and N (the checks
-      // are skipped for tiles that lie wholly inside D; a partner tile past M or N stores
-      // nothing). The tile's coordinates are recomputed rather than kept alive across
-      // the K loop.
+      // Epilogue. The tile's coordinates are recomputed rather than kept alive across
+      // the K loop. A partner tile past M or N stores nothing.
       tile_coords(st, m_block, n_block);
       const int n0 = n_block * kBlockN;
-      const bool full_tile = (m_block + 1) * kBlockM <= m && n0 + kBlockN <= kN;
+      if constexpr (kTmaStore) {
+        // Each warpgroup writes its rows as bf16 into the swizzled D tile (conflict-free:
+        // the 8 rows of a store land in 8 different 16-byte chunks), then one thread
+        // hands them to TMA. Its wait for the previous tile's stores to have read the
+        // buffer comes only now, so those stores overlapped this tile's K loop.
+        if (m_block < m_blocks && n_block < kNBlocks) {
+          const bool leader = threadIdx.x % 128 == 0;
+          if (leader) bulk_wait_group_read0();
+          named_barrier_sync(1 + warpgroup, 128);
+          const u32 swizzle = static_cast<u32>(lane / 4);  // row % 8 of both of this thread's rows
 #pragma unroll
-      for (int w = 0; w < kWaves; ++w) {
-        const int row0 = m_block * kBlockM + wg_row0 + w * 64 + wave_row;
-        u16* d_row0 = d + static_cast<long long>(row0) * ldd + n0 + col_in_chunk;
-        u16* d_row1 = d_row0 + 8 * ldd;
-        if (full_tile) {
+          for (int w = 0; w < kWaves; ++w) {
+            const u32 row = static_cast<u32>(wg_row0 + w * 64 + wave_row);
 #pragma unroll
-          for (int i = 0; i < kChunks; ++i) {
-            st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
-            st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+            for (int i = 0; i < kChunks; ++i) {
+              const u32 slab = smem_d + static_cast<u32>(i / 8) * (kBlockM * 128);
+              const u32 chunk = ((static_cast<u32>(i % 8) ^ swizzle) << 4) + 4 * static_cast<u32>(lane % 4);
+              st_shared_u32(slab + row * 128 + chunk, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
+              st_shared_u32(slab + (row + 8) * 128 + chunk, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+            }
           }
-        } else {
-          const bool row0_ok = row0 < m, row1_ok = row0 + 8 < m;
+          fence_proxy_async_shared();
+          named_barrier_sync(1 + warpgroup, 128);
+          if (leader) {
 #pragma unroll
-          for (int i = 0; i < kChunks; ++i) {
-            const bool col_ok = n0 + 8 * i + col_in_chunk < kN;
-            if (col_ok && row0_ok) st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
-            if (col_ok && row1_ok) st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+            for (int w = 0; w < kWaves; ++w)
+#pragma unroll
+              for (int j = 0; j < kBlockN / 64; ++j)
+                tma_store_2d(&tmap_d, smem_d + j * (kBlockM * 128) + (wg_row0 + w * 64) * 128, n0 + 64 * j,
+                             m_block * kBlockM + wg_row0 + w * 64);
+            bulk_commit_group();
+          }
+        }
+      } else {
+        // bf16 pairs straight to global memory, clipped at M and N (the checks are
+        // skipped for tiles that lie wholly inside D).
+        const bool full_tile = (m_block + 1) * kBlockM <= m && n0 + kBlockN <= kN;
+#pragma unroll
+        for (int w = 0; w < kWaves; ++w) {
+          const int row0 = m_block * kBlockM + wg_row0 + w * 64 + wave_row;
+          u16* d_row0 = d + static_cast<long long>(row0) * ldd + n0 + col_in_chunk;
+          u16* d_row1 = d_row0 + 8 * ldd;
+          if (full_tile) {
+#pragma unroll
+            for (int i = 0; i < kChunks; ++i) {
+              st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
+              st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+            }
+          } else {
+            const bool row0_ok = row0 < m, row1_ok = row0 + 8 < m;
+#pragma unroll
+            for (int i = 0; i < kChunks; ++i) {
+              const bool col_ok = n0 + 8 * i + col_in_chunk < kN;
+              if (col_ok && row0_ok)
+                st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
+              if (col_ok && row1_ok)
+                st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+            }
           }
         }
       }
+    }
+    // The last tile's stores must be complete before the kernel ends.
+    if constexpr (kTmaStore) {
+      if (threadIdx.x % 128 == 0) bulk_wait_group0();
     }
   }
   // The partner CTA may still arrive on this CTA's barriers: neither leaves before both

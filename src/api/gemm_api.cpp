@@ -19,7 +19,9 @@ void launch(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_sca
   const CUtensorMap tma_b = encode_tma(tma_fp8_operand(b.data, n, k, b.ld, plan.layout.b_box_rows));
   const CUtensorMap tma_sfa = encode_tma(
       tma_per_token_scales(a_scales.data, m, a_scales.cols, a_scales.col_stride, plan.spec.config.block_m));
-  launch_gemm_1d2d(plan, tma_a, tma_b, tma_sfa, b_scales.data, b_scales.row_stride, b_scales.col_stride,
+  CUtensorMap tma_d{};  // unused (and left zero) when the kernel stores D directly
+  if (plan.layout.tma_store) tma_d = encode_tma(tma_bf16_output(d.data, m, n, d.ld));
+  launch_gemm_1d2d(plan, tma_a, tma_b, tma_sfa, tma_d, b_scales.data, b_scales.row_stride, b_scales.col_stride,
                    d.data, d.ld, static_cast<int>(m), reinterpret_cast<CUstream>(stream));
 }
 
@@ -43,7 +45,8 @@ void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matri
   const bool work = validate_gemm_fp8_nt(a, a_scales, b, b_scales, d);
   const KernelSpec spec{KernelKind::Gemm1D2D, b.rows, a.cols,
                         detail::KernelConfig{config.block_m, config.block_n, config.stages, config.group_n,
-                                             config.multicast}};
+                                             config.multicast,
+                                             config.tma_store < 0 ? int(config.block_n % 64 == 0) : config.tma_store}};
   // Shapes that validate have N % 8 == 0 and K % 16 == 0, so what is left is the config.
   if (const std::string why = spec_illegal_reason(spec); !why.empty() && b.rows > 0 && a.cols > 0)
     fail(ErrorCode::InvalidArgument, "gemm_fp8_nt: config {}: {}", spec.slug(), why);

@@ -25,6 +25,10 @@ Tma2d tma_fp8_operand(const void* data, int64_t rows, int64_t cols, int64_t ld, 
 // one K block at a time in boxes of box_m rows.
 Tma2d tma_per_token_scales(const float* data, int64_t m, int64_t k_blocks, int64_t col_stride, int box_m);
 
+// The bf16 output D [rows, cols] with leading dimension `ld` (elements), stored in
+// boxes of 64 columns x 64 rows from 128-byte-swizzled shared tiles.
+Tma2d tma_bf16_output(const void* data, int64_t rows, int64_t cols, int64_t ld);
+
 // Throws Error(CudaError) if the driver rejects the request.
 CUtensorMap encode_tma(const Tma2d& t);
 

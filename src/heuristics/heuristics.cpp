@@ -8,16 +8,21 @@
 namespace fp8gemm::detail {
 namespace {
 
-// Rough H100/H200 SXM figures, per SM and cycle, at ~1.8 GHz. They only need to rank
-// configs sensibly; measurement (the tuner) has the last word.
-constexpr double kClockGHz = 1.8;
+// H200 figures per SM and cycle at the ~1.6 GHz the card holds under FP8 load. The
+// per-K-block and per-tile overheads are fitted to measurements of the kernel itself
+// (docs/PERFORMANCE.md, optimization log); the tuner measures instead of predicting.
+constexpr double kClockGHz = 1.6;
 constexpr double kMacsPerCycle = 4096;       // FP8 tensor core, dense
-constexpr double kFmaPerCycle = 128;         // FP32 promotion FMAs
 constexpr double kFeedBytesPerCycle = 96;    // what one SM's TMA loads can take in
-constexpr double kL2BytesPerCycle = 4900;    // what L2 delivers to all SMs together (~8.8 TB/s)
-constexpr double kHbmPullBytesPerCycle = 40; // what one SM can pull from HBM on its own
+constexpr double kL2BytesPerCycle = 7000;    // what L2 delivers to all SMs together
+constexpr double kHbmPullBytesPerCycle = 26; // what one SM streams from HBM on its own
 constexpr double kHbmBytesPerSecond = 4.3e12;
-constexpr double kTileOverheadCycles = 600;  // pipeline fill, epilogue, scheduling
+// Per K block: the tensor cores wait while a math warpgroup promotes and reissues. With
+// two wgmma buffers per warpgroup less of that shows.
+constexpr double kKBlockGapOneBuffer = 270, kKBlockGapTwoBuffers = 200;
+// Per tile: pipeline turn-around and the epilogue. Direct stores from the math threads
+// are slow (measured ~4400 cycles for a 128x112 tile); TMA stores mostly overlap.
+constexpr double kTileCyclesTmaStore = 1300, kTileCyclesDirectPer128x128 = 4500;
 constexpr int kMaxStages = 8;
 
 const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
@@ -41,26 +46,32 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device)
   const int64_t active = std::min<int64_t>(super_tiles, slots) * l.cluster_size;
   const int64_t waves = (super_tiles + slots - 1) / slots;
 
-  // One 128-deep K block of one tile: tensor-core time against the time to bring its
-  // operands in (the SM's own intake, and its share of what L2 can deliver).
+  // One 128-deep K block of one tile: tensor-core time plus the promotion gap, against
+  // the time to bring its operands in (the SM's own intake, its share of L2).
+  const int waves_per_warpgroup = c.block_m / 64 / l.math_warpgroups;
+  const int buffers = waves_per_warpgroup == 1 && c.block_n <= (l.math_warpgroups == 1 ? 144 : 128) ? 2 : 1;
   const double wgmma = c.block_m * static_cast<double>(c.block_n) * 128.0 / kMacsPerCycle;
-  // With one math warpgroup the promotion FMAs cannot hide behind another warpgroup's wgmma.
-  const double promote = l.math_warpgroups == 1 ? 64.0 * c.block_n / kFmaPerCycle : 0.0;
+  const double gap = buffers == 2 ? kKBlockGapTwoBuffers : kKBlockGapOneBuffer;
   const double rows_a = static_cast<double>(std::min<int64_t>(c.block_m, m));
   const double intake = (rows_a + c.block_n) * 128.0 / kFeedBytesPerCycle;
   const double l2 = l2_bytes_per_k_block(c, m) / (kL2BytesPerCycle / static_cast<double>(active));
   // Stages hide load latency; too few expose it.
-  const double latency_penalty = c.stages < 4 ? (4 - c.stages) * 0.05 : 0.0;
-  const double tile = l.k_blocks * std::max({wgmma + promote, intake, l2}) * (1.0 + latency_penalty) +
-                      kTileOverheadCycles * (c.block_m / 128.0 + 0.5);
+  const double latency_penalty = c.stages < 4 ? (4 - c.stages) * 0.04 : 0.0;
+  const double epilogue = c.tma_store == 1 ? kTileCyclesTmaStore
+                                           : kTileCyclesDirectPer128x128 * c.block_m * c.block_n / (128.0 * 128.0);
+  const double tile = l.k_blocks * std::max({wgmma + gap, intake, l2}) * (1.0 + latency_penalty) + epilogue;
   const double compute_us = static_cast<double>(waves) * tile / (kClockGHz * 1e3);
 
-  // Every input is read from HBM at least once and D written once, by the SMs that have
-  // work: the whole device's bandwidth, or less when few tiles keep few SMs busy.
+  // Every input is read from HBM at least once and D written once. When only a few M
+  // blocks exist (decode), each CTA streams its B tiles from HBM at what one SM can pull.
   const double bytes = static_cast<double>(m) * spec.k + static_cast<double>(spec.n) * spec.k +
                        static_cast<double>(m) * spec.n * 2;
-  const double pull = std::min(kHbmBytesPerSecond, static_cast<double>(active) * kHbmPullBytesPerCycle * kClockGHz * 1e9);
-  return std::max(compute_us, bytes / pull * 1e6);
+  double memory_us = bytes / kHbmBytesPerSecond * 1e6;
+  if (m_blocks <= 2) {
+    const double per_cta = static_cast<double>(waves) * c.block_n * static_cast<double>(spec.k) / (pair_m * 1.0);
+    memory_us = std::max(memory_us, per_cta / (kHbmPullBytesPerCycle * kClockGHz * 1e3));
+  }
+  return std::max(compute_us, memory_us);
 }
 
 std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
@@ -73,20 +84,24 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
         if (multicast > 0 && device.num_sms % 2 != 0) continue;
         // A single M block: A is small and a B pair would be half padding.
         if (multicast > 0 && m <= block_m) continue;
-        KernelSpec spec{kind, n, k, KernelConfig{block_m, block_n, 2, 8, multicast}};
-        // The deepest pipeline that fits (more stages never hurt a single CTA per SM).
-        for (int stages = kMaxStages; stages >= 2; --stages) {
-          spec.config.stages = stages;
-          if (kernel_layout(spec).smem_bytes <= device.max_smem_bytes) break;
+        for (int tma_store : {1, 0}) {
+          if (tma_store == 1 && block_n % 64 != 0) continue;
+          KernelSpec spec{kind, n, k, KernelConfig{block_m, block_n, 2, 8, multicast, tma_store}};
+          // The deepest pipeline that fits (more stages never hurt a single CTA per SM).
+          for (int stages = kMaxStages; stages >= 2; --stages) {
+            spec.config.stages = stages;
+            if (kernel_layout(spec).smem_bytes <= device.max_smem_bytes) break;
+          }
+          if (!spec_illegal_reason(spec).empty()) continue;
+          out.push_back({spec, predict_us(spec, m, device)});
         }
-        if (!spec_illegal_reason(spec).empty()) continue;
-        out.push_back({spec, predict_us(spec, m, device)});
       }
     }
   }
   FP8GEMM_CHECK(!out.empty(), "no legal config for n={} k={}", n, k);
   // Predictions within ~1 % of each other fall in one bucket; inside a bucket prefer
-  // less L2 traffic per FLOP (larger tiles, multicast), then the deeper pipeline.
+  // no cluster (simpler scheduling), then less L2 traffic per FLOP, then the deeper
+  // pipeline.
   double best = out.front().predicted_us;
   for (const RankedConfig& r : out) best = std::min(best, r.predicted_us);
   auto bucket = [best](const RankedConfig& r) {
@@ -98,6 +113,7 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
   };
   std::stable_sort(out.begin(), out.end(), [&](const RankedConfig& x, const RankedConfig& y) {
     if (bucket(x) != bucket(y)) return bucket(x) < bucket(y);
+    if ((x.spec.config.multicast == 0) != (y.spec.config.multicast == 0)) return x.spec.config.multicast == 0;
     if (traffic(x) != traffic(y)) return traffic(x) < traffic(y);
     return x.spec.config.stages > y.spec.config.stages;
   });

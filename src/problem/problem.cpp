@@ -17,15 +17,17 @@ const char* kind_name(KernelKind kind) {
 }
 
 std::string KernelSpec::slug() const {
-  return fmt::format("{}_n{}_k{}_bm{}_bn{}_s{}_g{}{}", kind_name(kind), n, k, config.block_m, config.block_n,
+  return fmt::format("{}_n{}_k{}_bm{}_bn{}_s{}_g{}{}{}", kind_name(kind), n, k, config.block_m, config.block_n,
                      config.stages, config.group_n,
-                     config.multicast == 1 ? "_mcA" : config.multicast == 2 ? "_mcB" : "");
+                     config.multicast == 1 ? "_mcA" : config.multicast == 2 ? "_mcB" : "",
+                     config.tma_store == 1 ? "_ts" : "");
 }
 
 size_t KernelSpecHash::operator()(const KernelSpec& s) const {
   size_t h = static_cast<size_t>(s.kind);
   for (int64_t v : {s.n, s.k, int64_t(s.config.block_m), int64_t(s.config.block_n),
-                    int64_t(s.config.stages), int64_t(s.config.group_n), int64_t(s.config.multicast)})
+                    int64_t(s.config.stages), int64_t(s.config.group_n), int64_t(s.config.multicast),
+                    int64_t(s.config.tma_store)})
     h = h * 1000003u ^ std::hash<int64_t>{}(v);
   return h;
 }
@@ -47,13 +49,15 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   l.a_stage_bytes = c.block_m * 128;
   l.b_stage_bytes = c.block_n * 128;
   l.sfa_stage_bytes = c.block_m * 4;
+  l.tma_store = c.tma_store == 1;
+  l.d_tile_bytes = l.tma_store ? c.block_m * c.block_n * 2 : 0;
   l.k_blocks = static_cast<int>((spec.k + 127) / 128);
   // Two tile buffers of B scales (two rows of k_blocks floats each), 8-byte aligned
   // barriers: full/empty per stage plus full/empty per B-scale buffer.
   const int sfb_bytes = 2 * (2 * l.k_blocks * 4);
   const int barrier_bytes = 8 * (2 * c.stages + 4);
   l.smem_bytes = kSmemAlignSlack + c.stages * (l.a_stage_bytes + l.b_stage_bytes + l.sfa_stage_bytes) +
-                 (sfb_bytes + 7) / 8 * 8 + barrier_bytes;
+                 l.d_tile_bytes + (sfb_bytes + 7) / 8 * 8 + barrier_bytes;
   l.n_blocks = static_cast<int>((spec.n + c.block_n - 1) / c.block_n);
   return l;
 }
@@ -73,6 +77,9 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
                        c.block_m);
   if (c.multicast < 0 || c.multicast > 2)
     return fmt::format("multicast={} must be 0 (none), 1 (share A) or 2 (share B)", c.multicast);
+  if (c.tma_store != 0 && c.tma_store != 1) return fmt::format("tma_store={} must be 0 or 1", c.tma_store);
+  if (c.tma_store == 1 && c.block_n % 64 != 0)
+    return fmt::format("tma_store=1 needs block_n % 64 == 0 (64-column output slabs), not {}", c.block_n);
   // A tile may straddle at most two 128-column blocks of B's scales.
   if (c.block_n - std::gcd(c.block_n, 128) > 128)
     return fmt::format("block_n={} would straddle three 128-column scale blocks", c.block_n);
@@ -92,7 +99,8 @@ std::string spec_to_json(const KernelSpec& spec) {
                       {"block_n", spec.config.block_n},
                       {"stages", spec.config.stages},
                       {"group_n", spec.config.group_n},
-                      {"multicast", spec.config.multicast}};
+                      {"multicast", spec.config.multicast},
+                      {"tma_store", spec.config.tma_store}};
   return j.dump();
 }
 
@@ -110,6 +118,7 @@ KernelSpec spec_from_json(const std::string& text) {
     s.config.stages = j.at("stages").get<int>();
     s.config.group_n = j.at("group_n").get<int>();
     s.config.multicast = j.value("multicast", 0);
+    s.config.tma_store = j.value("tma_store", 0);
     return s;
   } catch (const nlohmann::json::exception& e) {
     fail(ErrorCode::InvalidArgument, "malformed kernel spec JSON: {}", e.what());

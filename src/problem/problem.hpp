@@ -23,10 +23,14 @@ struct KernelConfig {
   // 0: no cluster. 1: clusters of two CTAs on neighbouring N blocks share A (TMA
   // multicast). 2: two CTAs on neighbouring M blocks share B.
   int multicast = 0;
+  // 1: D leaves through a 128-byte-swizzled shared tile and TMA stores that overlap the
+  // next tile (block_n % 64 == 0; costs BLOCK_M x BLOCK_N x 2 bytes of shared memory).
+  // 0: the math threads store to global memory directly.
+  int tma_store = 0;
 
   bool operator==(const KernelConfig& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages &&
-           group_n == o.group_n && multicast == o.multicast;
+           group_n == o.group_n && multicast == o.multicast && tma_store == o.tma_store;
   }
 };
 
@@ -42,7 +46,7 @@ struct KernelSpec {
     return kind == o.kind && n == o.n && k == o.k && config == o.config;
   }
   // Readable, file-name safe: e.g. "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" (plus
-  // "_mcA"/"_mcB" with multicast).
+  // "_mcA"/"_mcB" with multicast, "_ts" with the TMA-store epilogue).
   std::string slug() const;
 };
 
@@ -63,6 +67,8 @@ struct KernelLayout {
   int a_stage_bytes = 0;       // BLOCK_M x 128 fp8
   int b_stage_bytes = 0;       // BLOCK_N x 128 fp8
   int sfa_stage_bytes = 0;     // BLOCK_M fp32
+  bool tma_store = false;      // D leaves through a shared tile and TMA
+  int d_tile_bytes = 0;        // that shared tile: BLOCK_M x BLOCK_N bf16
   int smem_bytes = 0;          // dynamic shared memory, alignment slack included
   int k_blocks = 0;            // ceil(K / 128)
   int n_blocks = 0;            // ceil(N / BLOCK_N)

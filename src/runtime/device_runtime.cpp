@@ -139,10 +139,11 @@ const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binar
 }
 
 void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,
-                      const CUtensorMap& sfa, const float* sfb, int64_t sfb_stride_n,
+                      const CUtensorMap& sfa, const CUtensorMap& dmap, const float* sfb, int64_t sfb_stride_n,
                       int64_t sfb_stride_k, void* d, int64_t ldd, int m, CUstream stream) {
   long long stride_n = sfb_stride_n, stride_k = sfb_stride_k, ld = ldd;
   void* args[] = {const_cast<CUtensorMap*>(&a), const_cast<CUtensorMap*>(&b), const_cast<CUtensorMap*>(&sfa),
+                  const_cast<CUtensorMap*>(&dmap),
                   &sfb, &stride_n, &stride_k, &d, &ld, &m};
   CUlaunchAttribute attr;
   const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, &attr);

@@ -86,7 +86,7 @@ class DeviceRuntime {
 
 // Launches gemm_1d2d_kernel for a plan.
 void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,
-                      const CUtensorMap& sfa, const float* sfb, int64_t sfb_stride_n,
+                      const CUtensorMap& sfa, const CUtensorMap& d_map, const float* sfb, int64_t sfb_stride_n,
                       int64_t sfb_stride_k, void* d, int64_t ldd, int m, CUstream stream);
 
 }  // namespace fp8gemm::detail

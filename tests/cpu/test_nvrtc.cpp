@@ -39,14 +39,16 @@ void expect_clean_kernel(const KernelSpec& spec) {
 // the edges of the config space, and what the heuristic picks for the DeepSeek-V3 set.
 TEST(Nvrtc, GemmKernelCompilesWithoutLocalMemory) {
   for (const KernelSpec& s : {
-           KernelSpec{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{128, 128, 6, 8}},
+           KernelSpec{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{128, 128, 5, 8}},
            KernelSpec{KernelKind::Gemm1D2D, 7168, 7184, KernelConfig{128, 112, 6, 8}},
            KernelSpec{KernelKind::Gemm1D2D, 2112, 7168, KernelConfig{128, 96, 6, 16}},
            KernelSpec{KernelKind::Gemm1D2D, 576, 7168, KernelConfig{64, 16, 8, 8}},
            KernelSpec{KernelKind::Gemm1D2D, 4096, 16384, KernelConfig{64, 128, 8, 8}},
            KernelSpec{KernelKind::Gemm1D2D, 4096, 16384, KernelConfig{64, 80, 8, 8}},
-           KernelSpec{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{256, 128, 4, 8, 1}},
-           KernelSpec{KernelKind::Gemm1D2D, 2112, 7168, KernelConfig{128, 192, 5, 8, 2}},
+           KernelSpec{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{256, 128, 3, 8, 1, 1}},
+           KernelSpec{KernelKind::Gemm1D2D, 7168, 16384, KernelConfig{256, 128, 4, 8, 0, 0}},
+           KernelSpec{KernelKind::Gemm1D2D, 32768, 512, KernelConfig{128, 128, 5, 8, 0, 1}},
+           KernelSpec{KernelKind::Gemm1D2D, 2112, 7168, KernelConfig{128, 192, 4, 8, 2}},
            KernelSpec{KernelKind::Gemm1D2D, 7168, 16384, KernelConfig{64, 160, 7, 8, 0}},
        })
     expect_clean_kernel(s);

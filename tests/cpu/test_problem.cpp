@@ -32,12 +32,31 @@ TEST(Problem, LayoutDerivedInOnePlace) {
   EXPECT_EQ(one.producer_registers, 56);
 }
 
+TEST(Problem, OutputTileOnlyForBlockNMultipleOf64) {
+  KernelSpec with_tile = spec(7168, 2048, 128, 128, 5);
+  with_tile.config.tma_store = 1;
+  EXPECT_EQ(spec_illegal_reason(with_tile), "");
+  EXPECT_EQ(with_tile.slug(), "gemm1d2d_n7168_k2048_bm128_bn128_s5_g8_ts");
+  const KernelLayout tma = kernel_layout(with_tile);
+  EXPECT_TRUE(tma.tma_store);
+  EXPECT_EQ(tma.d_tile_bytes, 128 * 128 * 2);
+  EXPECT_EQ(tma.smem_bytes, 1024 + 5 * (16384 + 16384 + 512) + 128 * 128 * 2 + 2 * 2 * 16 * 4 + 14 * 8);
+  const KernelLayout direct = kernel_layout(spec(7168, 2048, 128, 128, 5));
+  EXPECT_FALSE(direct.tma_store);
+  EXPECT_EQ(direct.d_tile_bytes, 0);
+  with_tile.config.stages = 6;  // the D tile takes a stage's worth of shared memory
+  EXPECT_NE(spec_illegal_reason(with_tile), "");
+  KernelSpec odd = spec(7168, 2048, 128, 112, 5);
+  odd.config.tma_store = 1;  // 64-column slabs only
+  EXPECT_NE(spec_illegal_reason(odd), "");
+}
+
 TEST(Problem, LegalityRules) {
-  EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 128, 6)), "");
+  EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 128, 5)), "");
   EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 112, 6)), "");
   EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 64, 48, 8)), "");
   EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 192, 4)), "");
-  EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 256, 128, 4)), "");
+  EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 256, 128, 3)), "");
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 256, 144, 3)), "");  // 2 waves + buffer would not fit in registers
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 208, 3)), "");  // result + buffer would not fit
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 176, 3)), "");  // would straddle three scale blocks
@@ -50,10 +69,10 @@ TEST(Problem, LegalityRules) {
 }
 
 TEST(Problem, MulticastLayoutAndLegality) {
-  KernelSpec a = spec(7168, 2048, 256, 128, 4);
+  KernelSpec a = spec(7168, 2048, 256, 128, 3);
   a.config.multicast = 1;
   EXPECT_EQ(spec_illegal_reason(a), "");
-  EXPECT_EQ(a.slug(), "gemm1d2d_n7168_k2048_bm256_bn128_s4_g8_mcA");
+  EXPECT_EQ(a.slug(), "gemm1d2d_n7168_k2048_bm256_bn128_s3_g8_mcA");
   const KernelLayout la = kernel_layout(a);
   EXPECT_EQ(la.cluster_size, 2);
   EXPECT_EQ(la.a_box_rows, 128);  // each CTA of the pair loads half of the shared A tile
@@ -64,7 +83,7 @@ TEST(Problem, MulticastLayoutAndLegality) {
   EXPECT_EQ(b.slug(), "gemm1d2d_n7168_k2048_bm128_bn96_s6_g8_mcB");
   EXPECT_EQ(kernel_layout(b).a_box_rows, 128);
   EXPECT_EQ(kernel_layout(b).b_box_rows, 48);
-  EXPECT_FALSE(KernelSpecHash{}(a) == KernelSpecHash{}(spec(7168, 2048, 256, 128, 4)));
+  EXPECT_FALSE(KernelSpecHash{}(a) == KernelSpecHash{}(spec(7168, 2048, 256, 128, 3)));
   b.config.multicast = 3;
   EXPECT_NE(spec_illegal_reason(b), "");
 }

@@ -143,12 +143,14 @@ TEST_F(GpuTest, DeepSeekDenseSweep) {
 
 // Every kernel family run explicitly (the planner picks only some of them for the
 // shapes above): 1 or 2 math warpgroups, 1 or 2 waves per warpgroup, block_n beyond
-// 128, and both multicast sides, with partial tiles and odd block counts (a pair's
-// partner tile past the end of M or N).
+// 128, both multicast sides, both epilogues, with partial tiles and odd block counts
+// (a pair's partner tile past the end of M or N).
 TEST_F(GpuTest, EveryConfigFamily) {
   const KernelConfig configs[] = {
-      {64, 128, 8, 8, 0},  {64, 48, 8, 8, 1},   {64, 160, 7, 8, 2},  {128, 192, 5, 8, 0}, {128, 160, 5, 8, 2},
-      {128, 144, 5, 4, 1}, {256, 128, 4, 8, 1}, {256, 128, 4, 8, 2}, {256, 64, 4, 16, 0}, {256, 112, 4, 1, 1},
+      {64, 128, 8, 8, 0},  {64, 48, 8, 8, 1},   {64, 160, 7, 8, 2},  {128, 192, 4, 8, 0}, {128, 160, 5, 8, 2},
+      {128, 144, 5, 4, 1}, {256, 128, 3, 8, 1}, {256, 128, 3, 8, 2}, {256, 64, 4, 16, 0}, {256, 112, 4, 1, 1},
+      // block_n % 64 == 0 defaults to the TMA-store epilogue; these store directly.
+      {128, 128, 6, 8, 0, 0}, {256, 128, 4, 8, 1, 0},
   };
   // M = 700: 3 blocks of 256, 6 of 128 (+1 partial), 11 of 64; N = 2120: odd block counts
   // for most block_n; K = 7184 ends in a partial K block.

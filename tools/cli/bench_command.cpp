@@ -108,8 +108,9 @@ double relative_difference(const std::vector<uint16_t>& x, const std::vector<uin
 }
 
 std::string config_name(const KernelConfig& c) {
-  return fmt::format("bm{}_bn{}_s{}_g{}{}", c.block_m, c.block_n, c.stages, c.group_n,
-                     c.multicast == 1 ? "_mcA" : c.multicast == 2 ? "_mcB" : "");
+  const bool tma_store = c.tma_store < 0 ? c.block_n % 64 == 0 : c.tma_store == 1;
+  return fmt::format("bm{}_bn{}_s{}_g{}{}{}", c.block_m, c.block_n, c.stages, c.group_n,
+                     c.multicast == 1 ? "_mcA" : c.multicast == 2 ? "_mcB" : "", tma_store ? "_ts" : "");
 }
 
 Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream,
@@ -213,20 +214,20 @@ std::string today() {
 }  // namespace
 
 bool parse_kernel_config(const std::string& text, KernelConfig* config) {
-  int v[5] = {0, 0, 0, 8, 0};
+  int v[6] = {0, 0, 0, 8, 0, -1};
   int count = 0;
   size_t pos = 0;
-  while (pos <= text.size() && count < 6) {
+  while (pos <= text.size() && count < 7) {
     const size_t comma = text.find(',', pos);
     const std::string field = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     if (field.empty() || field.find_first_not_of("0123456789") != std::string::npos || field.size() > 6) return false;
-    if (count == 5) return false;
+    if (count == 6) return false;
     v[count++] = std::stoi(field);
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
   if (count < 3) return false;
-  *config = KernelConfig{v[0], v[1], v[2], v[3], v[4]};
+  *config = KernelConfig{v[0], v[1], v[2], v[3], v[4], v[5]};
   return true;
 }
 
