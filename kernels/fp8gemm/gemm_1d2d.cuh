@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
                      const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_d,
                      const float* __restrict__ sfb,
                      long long sfb_stride_n, long long sfb_stride_k, u16* __restrict__ d,
-                     long long ldd, int m) {
+                     long long ldd, int m, u32 stage_tx_bytes) {
   // Two math warpgroups (one for 64-row tiles); each owns kBlockM / 2 rows of the tile
   // and walks them in waves of 64 rows (the wgmma M).
   constexpr int kMathWarpgroups = kBlockM == 64 ? 1 : 2;
@@ -185,7 +185,10 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
         for (int kb = 0; kb < kKBlocks; ++kb) {
           mbar_wait(empty_bars + 8 * cursor.stage, cursor.phase ^ 1);
           const u32 full = full_bars + 8 * cursor.stage;
-          mbar_arrive_expect_tx(full, kABytes + kBBytes + kSfaBytes);
+          // What the stage's loads deliver: less than a full A tile when M is smaller
+          // than the tile (only the rows that exist are loaded; the rest of the stage
+          // holds stale data, which only reaches accumulator rows that are never stored).
+          mbar_arrive_expect_tx(full, stage_tx_bytes);
           const u32 a_dst = smem_a + cursor.stage * kABytes;
           const u32 b_dst = smem_b + cursor.stage * kBBytes;
           if constexpr (kMulticast == 1)

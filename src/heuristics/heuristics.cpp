@@ -15,11 +15,13 @@ constexpr double kClockGHz = 1.6;
 constexpr double kMacsPerCycle = 4096;       // FP8 tensor core, dense
 constexpr double kFeedBytesPerCycle = 96;    // what one SM's TMA loads can take in
 constexpr double kL2BytesPerCycle = 7000;    // what L2 delivers to all SMs together
-constexpr double kHbmPullBytesPerCycle = 26; // what one SM streams from HBM on its own
 constexpr double kHbmBytesPerSecond = 4.3e12;
+constexpr double kLaunchCycles = 3000;       // launch, pipeline fill, last tile's drain
 // Per K block: the tensor cores wait while a math warpgroup promotes and reissues. With
-// two wgmma buffers per warpgroup less of that shows.
+// two wgmma buffers per warpgroup less of that shows. A single math warpgroup (64-row
+// tiles, decode) is latency-bound: ~300 cycles plus ~1 per column, measured.
 constexpr double kKBlockGapOneBuffer = 270, kKBlockGapTwoBuffers = 200;
+constexpr double kKBlockOneWarpgroup = 300, kKBlockOneWarpgroupPerColumn = 1.0;
 // Per tile: pipeline turn-around and the epilogue. Direct stores from the math threads
 // are slow (measured ~4400 cycles for a 128x112 tile); TMA stores mostly overlap.
 constexpr double kTileCyclesTmaStore = 1300, kTileCyclesDirectPer128x128 = 4500;
@@ -52,6 +54,9 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device)
   const int buffers = waves_per_warpgroup == 1 && c.block_n <= (l.math_warpgroups == 1 ? 144 : 128) ? 2 : 1;
   const double wgmma = c.block_m * static_cast<double>(c.block_n) * 128.0 / kMacsPerCycle;
   const double gap = buffers == 2 ? kKBlockGapTwoBuffers : kKBlockGapOneBuffer;
+  double k_block = wgmma + gap;
+  if (l.math_warpgroups == 1)
+    k_block = std::max(k_block, kKBlockOneWarpgroup + kKBlockOneWarpgroupPerColumn * c.block_n);
   const double rows_a = static_cast<double>(std::min<int64_t>(c.block_m, m));
   const double intake = (rows_a + c.block_n) * 128.0 / kFeedBytesPerCycle;
   const double l2 = l2_bytes_per_k_block(c, m) / (kL2BytesPerCycle / static_cast<double>(active));
@@ -59,19 +64,13 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device)
   const double latency_penalty = c.stages < 4 ? (4 - c.stages) * 0.04 : 0.0;
   const double epilogue = c.tma_store == 1 ? kTileCyclesTmaStore
                                            : kTileCyclesDirectPer128x128 * c.block_m * c.block_n / (128.0 * 128.0);
-  const double tile = l.k_blocks * std::max({wgmma + gap, intake, l2}) * (1.0 + latency_penalty) + epilogue;
-  const double compute_us = static_cast<double>(waves) * tile / (kClockGHz * 1e3);
+  const double tile = l.k_blocks * std::max({k_block, intake, l2}) * (1.0 + latency_penalty) + epilogue;
+  const double compute_us = (static_cast<double>(waves) * tile + kLaunchCycles) / (kClockGHz * 1e3);
 
-  // Every input is read from HBM at least once and D written once. When only a few M
-  // blocks exist (decode), each CTA streams its B tiles from HBM at what one SM can pull.
+  // Every input is read from HBM at least once and D written once.
   const double bytes = static_cast<double>(m) * spec.k + static_cast<double>(spec.n) * spec.k +
                        static_cast<double>(m) * spec.n * 2;
-  double memory_us = bytes / kHbmBytesPerSecond * 1e6;
-  if (m_blocks <= 2) {
-    const double per_cta = static_cast<double>(waves) * c.block_n * static_cast<double>(spec.k) / (pair_m * 1.0);
-    memory_us = std::max(memory_us, per_cta / (kHbmPullBytesPerCycle * kClockGHz * 1e3));
-  }
-  return std::max(compute_us, memory_us);
+  return std::max(compute_us, bytes / kHbmBytesPerSecond * 1e6);
 }
 
 std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
@@ -100,8 +99,8 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
   }
   FP8GEMM_CHECK(!out.empty(), "no legal config for n={} k={}", n, k);
   // Predictions within ~1 % of each other fall in one bucket; inside a bucket prefer
-  // no cluster (simpler scheduling), then less L2 traffic per FLOP, then the deeper
-  // pipeline.
+  // no cluster (simpler scheduling), then less L2 traffic per FLOP, then the TMA-store
+  // epilogue, then the deeper pipeline.
   double best = out.front().predicted_us;
   for (const RankedConfig& r : out) best = std::min(best, r.predicted_us);
   auto bucket = [best](const RankedConfig& r) {
@@ -115,6 +114,7 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
     if (bucket(x) != bucket(y)) return bucket(x) < bucket(y);
     if ((x.spec.config.multicast == 0) != (y.spec.config.multicast == 0)) return x.spec.config.multicast == 0;
     if (traffic(x) != traffic(y)) return traffic(x) < traffic(y);
+    if (x.spec.config.tma_store != y.spec.config.tma_store) return x.spec.config.tma_store > y.spec.config.tma_store;
     return x.spec.config.stages > y.spec.config.stages;
   });
   return out;

@@ -29,6 +29,10 @@ struct LaunchPlan {
   KernelSpec spec;
   KernelLayout layout;
   unsigned grid = 0;
+  // TMA boxes for this M: with M below block_m only the rows that exist are loaded.
+  int a_box_rows = 0;
+  int sfa_box_rows = 0;
+  unsigned stage_tx_bytes = 0;  // bytes landing in one pipeline stage
 };
 
 // The kernels loaded in one CUDA context (one device), and the launch plans chosen for
