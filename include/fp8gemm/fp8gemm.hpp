@@ -138,6 +138,9 @@ struct KernelConfig {
   // (needs block_n % 64 == 0 and BLOCK_M x BLOCK_N x 2 bytes of shared memory), 0 = direct
   // stores, -1 = 1 when block_n % 64 == 0.
   int tma_store = -1;
+  // 2: CTA pairs split K for the same tile and add their partial sums on chip (small M;
+  // deterministic; excludes multicast). 1: no split.
+  int split_k = 1;
 };
 
 // gemm_fp8_nt with exactly `config` (compiled and loaded on first use, then cached like

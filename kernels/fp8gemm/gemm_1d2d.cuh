@@ -84,8 +84,13 @@ struct StageCursor {
 // kMulticast: 0 = every CTA loads its own tiles; 1 = clusters of two CTAs on
 // neighbouring N blocks, each loading half of the shared A tile into both; 2 = two
 // CTAs on neighbouring M blocks sharing B the same way.
-template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kMulticast, bool kTmaStore,
-          int kProducerRegs, int kMathRegs>
+// kSplitK = 2: the two CTAs of a cluster compute the same tile over the two halves of
+// K, then each sends the partial sums of the other's half of the columns through
+// distributed shared memory, adds what it received, and stores its half (for small-M
+// problems whose tiles are too few to fill the GPU). The sum of two partials does not
+// depend on their order: results are deterministic.
+template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kMulticast, int kSplitK,
+          bool kTmaStore, int kProducerRegs, int kMathRegs>
 __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     gemm_1d2d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
                      const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_d,
@@ -97,7 +102,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   constexpr int kMathWarpgroups = kBlockM == 64 ? 1 : 2;
   constexpr int kMathThreads = kMathWarpgroups * 128;
   constexpr int kWaves = kBlockM / 64 / kMathWarpgroups;
-  constexpr int kCluster = kMulticast == 0 ? 1 : 2;
+  constexpr int kCluster = kMulticast == 0 && kSplitK == 1 ? 1 : 2;
+  constexpr int kStageSharers = kMulticast == 0 ? 1 : 2;  // CTAs that release each stage
   constexpr int kPairN = kMulticast == 1 ? 2 : 1;
   constexpr int kPairM = kMulticast == 2 ? 2 : 1;
   constexpr int kKBlocks = (kK + 127) / 128;
@@ -118,6 +124,14 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "64, 128 or 256 rows");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "wgmma N");
   static_assert(kMulticast >= 0 && kMulticast <= 2, "multicast mode");
+  static_assert(kSplitK == 1 || (kSplitK == 2 && kMulticast == 0 && kKBlocks >= 2), "split-K over a pair");
+  static_assert(kSplitK == 1 || !kTmaStore || kBlockN % 128 == 0, "each CTA stores whole 64-column slabs");
+  // K blocks of this CTA: all, or one half with split-K.
+  constexpr int kKPerSplit = (kKBlocks + kSplitK - 1) / kSplitK;
+  // Split-K exchange buffer: per wave, the half of the accumulator the partner owns,
+  // [element][thread] so that consecutive threads hit consecutive banks.
+  constexpr int kHalfAccum = kAccum / 2;
+  constexpr u32 kRedBytes = kSplitK == 2 ? kWaves * kHalfAccum * kMathThreads * 4 : 0;
 
   // Shared memory: [A stages][B stages][D tile][A-scale stages][2 tile B-scale buffers]
   // [full][empty][B-scale full][B-scale empty], based at a 1024-byte boundary as the
@@ -128,10 +142,13 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   const u32 smem_d = smem_b + kStages * kBBytes;
   const u32 smem_sfa = smem_d + kDBytes;
   const u32 smem_sfb = smem_sfa + kStages * kSfaBytes;
-  const u32 full_bars = (smem_sfb + 2 * kSfbBytes + 7u) & ~7u;
+  const u32 smem_red = smem_sfb + 2 * kSfbBytes;
+  const u32 full_bars = (smem_red + kRedBytes + 7u) & ~7u;
   const u32 empty_bars = full_bars + kStages * 8;
   const u32 sfb_full_bars = empty_bars + kStages * 8;
   const u32 sfb_empty_bars = sfb_full_bars + 2 * 8;
+  const u32 red_full_bar = sfb_empty_bars + 2 * 8;  // the partner's partials have arrived
+  const u32 red_free_bar = red_full_bar + 8;        // the partner's buffer may be written
 
   const int lane = threadIdx.x % 32;
   const u32 rank = kCluster > 1 ? cluster_cta_rank() : 0;
@@ -144,11 +161,15 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       mbar_init(full_bars + 8 * s, 1);
       // One arrival per math warp of every CTA of the cluster: a stage is refilled (in
       // both CTAs at once when multicast) only when all of them are done with it.
-      mbar_init(empty_bars + 8 * s, kMathWarpgroups * 4 * kCluster);
+      mbar_init(empty_bars + 8 * s, kMathWarpgroups * 4 * kStageSharers);
     }
     for (int b = 0; b < 2; ++b) {
       mbar_init(sfb_full_bars + 8 * b, 32);  // every lane of the scale-loading warp
       mbar_init(sfb_empty_bars + 8 * b, kMathThreads);
+    }
+    if constexpr (kSplitK == 2) {
+      mbar_init(red_full_bar, kMathWarpgroups * 4);  // one arrival per math warp of the partner
+      mbar_init(red_free_bar, kMathWarpgroups * 4);
     }
     fence_barrier_init();
   }
@@ -171,6 +192,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     m_block = sm * kPairM + (kPairM > 1 ? static_cast<int>(rank) : 0);
     n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
   };
+  const int kb_begin = kSplitK == 2 ? static_cast<int>(rank) * kKPerSplit : 0;
+  const int kb_end = kSplitK == 2 ? imin(kKBlocks, kb_begin + kKPerSplit) : kKBlocks;
 
   if (threadIdx.x >= kMathThreads) {
     release_registers<kProducerRegs>();
@@ -182,7 +205,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       for (int st = first_super; st < num_super; st += super_step) {
         int m_block, n_block;
         tile_coords(st, m_block, n_block);
-        for (int kb = 0; kb < kKBlocks; ++kb) {
+        for (int kb = kb_begin; kb < kb_end; ++kb) {
           mbar_wait(empty_bars + 8 * cursor.stage, cursor.phase ^ 1);
           const u32 full = full_bars + 8 * cursor.stage;
           // What the stage's loads deliver: less than a full A tile when M is smaller
@@ -280,11 +303,11 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       if (release) {
         __syncwarp();
         if (lane == 0) {
-          if constexpr (kCluster == 1) {
+          if constexpr (kStageSharers == 1) {
             mbar_arrive_after(empty_bars + 8 * stage, s00, s11);
           } else {
 #pragma unroll
-            for (int c = 0; c < kCluster; ++c) mbar_arrive_cluster(empty_bars + 8 * stage, c, s00, s11);
+            for (int c = 0; c < kStageSharers; ++c) mbar_arrive_cluster(empty_bars + 8 * stage, c, s00, s11);
           }
         }
       }
@@ -321,9 +344,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       if constexpr (kBuffers == 2) {
         // K blocks in pairs: both issued back to back, the first promoted while the
         // tensor cores still run the second.
-        int kb = 0;
+        int kb = kb_begin;
 #pragma unroll 1
-        for (; kb + 1 < kKBlocks; kb += 2) {
+        for (; kb + 1 < kb_end; kb += 2) {
           float sa_a0, sa_a1, sa_b0, sa_b1, sb_a0, sb_a1, sb_b0, sb_b1;
           mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
           const int stage_a = cursor.stage;
@@ -342,7 +365,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
           wgmma_wait<0>();
           retire(part[kBuffers - 1], stage_b, 0, sa_b0, sa_b1, sb_b0, sb_b1, first_chunks, true);
         }
-        if constexpr (kKBlocks % 2 == 1) {
+        if (kb < kb_end) {
           float sa0, sa1, sb0, sb1;
           mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
           const int stage = cursor.stage;
@@ -357,7 +380,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
         // One K block per iteration; per wave: 4 wgmma k32 steps, wait, promote. The
         // stage is freed after the last wave's wgmma.
 #pragma unroll 1
-        for (int kb = 0; kb < kKBlocks; ++kb) {
+        for (int kb = kb_begin; kb < kb_end; ++kb) {
           mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
           const int stage = cursor.stage;
           float sa[kWaves][2], sb0, sb1;
@@ -382,6 +405,38 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       // This thread has read the tile's B scales: the buffer may be refilled.
       mbar_arrive(sfb_empty_bars + 8 * buffer);
 
+      // Split-K: this CTA stores chunks [own_lo, own_lo + kChunks / 2) of the tile; it
+      // sends its partial sums of the others to the partner and adds the partner's of
+      // its own. Thread t exchanges with thread t (same fragment positions).
+      const u32 peer = rank ^ 1u;
+      const int own_lo = kSplitK == 2 ? static_cast<int>(rank) * (kChunks / 2) : 0;
+      const int own_hi = kSplitK == 2 ? own_lo + kChunks / 2 : kChunks;
+      if constexpr (kSplitK == 2) {
+        const int peer_lo = static_cast<int>(peer) * (kChunks / 2);
+        mbar_wait(red_free_bar, (local & 1) ^ 1);  // the partner consumed the last tile's
+        const u32 remote = map_shared_to_cta(smem_red, peer) + threadIdx.x * 4;
+#pragma unroll
+        for (int w = 0; w < kWaves; ++w)
+#pragma unroll
+          for (int e = 0; e < kHalfAccum; ++e)
+            st_shared_cluster_f32(remote + (w * kHalfAccum + e) * kMathThreads * 4,
+                                  peer_lo == 0 ? acc[w][e] : acc[w][kHalfAccum + e]);
+        __syncwarp();
+        if (lane == 0) mbar_arrive_cluster_release(red_full_bar, peer);
+        mbar_wait_cluster_acquire(red_full_bar, local & 1);
+        const u32 mine = smem_red + threadIdx.x * 4;
+#pragma unroll
+        for (int w = 0; w < kWaves; ++w)
+#pragma unroll
+          for (int e = 0; e < kHalfAccum; ++e) {
+            const float v = ld_shared_f32(mine + (w * kHalfAccum + e) * kMathThreads * 4);
+            if (own_lo == 0)
+              acc[w][e] += v;
+            else
+              acc[w][kHalfAccum + e] += v;
+          }
+      }
+
       // Epilogue. The tile's coordinates are recomputed rather than kept alive across
       // the K loop. A partner tile past M or N stores nothing.
       tile_coords(st, m_block, n_block);
@@ -401,6 +456,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
             const u32 row = static_cast<u32>(wg_row0 + w * 64 + wave_row);
 #pragma unroll
             for (int i = 0; i < kChunks; ++i) {
+              if (i < own_lo || i >= own_hi) continue;
               const u32 slab = smem_d + static_cast<u32>(i / 8) * (kBlockM * 128);
               const u32 chunk = ((static_cast<u32>(i % 8) ^ swizzle) << 4) + 4 * static_cast<u32>(lane % 4);
               st_shared_u32(slab + row * 128 + chunk, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
@@ -414,7 +470,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
             for (int w = 0; w < kWaves; ++w)
 #pragma unroll
               for (int j = 0; j < kBlockN / 64; ++j)
-                tma_store_2d(&tmap_d, smem_d + j * (kBlockM * 128) + (wg_row0 + w * 64) * 128, n0 + 64 * j,
+                if (j * 8 >= own_lo && j * 8 < own_hi)
+                  tma_store_2d(&tmap_d, smem_d + j * (kBlockM * 128) + (wg_row0 + w * 64) * 128, n0 + 64 * j,
                              m_block * kBlockM + wg_row0 + w * 64);
             bulk_commit_group();
           }
@@ -422,7 +479,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       } else {
         // bf16 pairs straight to global memory, clipped at M and N (the checks are
         // skipped for tiles that lie wholly inside D).
-        const bool full_tile = (m_block + 1) * kBlockM <= m && n0 + kBlockN <= kN;
+        const bool full_tile = (m_block + 1) * kBlockM <= m && n0 + kBlockN <= kN && kSplitK == 1;
 #pragma unroll
         for (int w = 0; w < kWaves; ++w) {
           const int row0 = m_block * kBlockM + wg_row0 + w * 64 + wave_row;
@@ -438,7 +495,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
             const bool row0_ok = row0 < m, row1_ok = row0 + 8 < m;
 #pragma unroll
             for (int i = 0; i < kChunks; ++i) {
-              const bool col_ok = n0 + 8 * i + col_in_chunk < kN;
+              const bool col_ok = n0 + 8 * i + col_in_chunk < kN && i >= own_lo && i < own_hi;
               if (col_ok && row0_ok)
                 st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
               if (col_ok && row1_ok)
@@ -446,6 +503,11 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
             }
           }
         }
+      }
+      if constexpr (kSplitK == 2) {
+        // This CTA's exchange buffer has been read: the partner may write the next tile's.
+        __syncwarp();
+        if (lane == 0) mbar_arrive_cluster_release(red_free_bar, peer);
       }
     }
     // The last tile's stores must be complete before the kernel ends.

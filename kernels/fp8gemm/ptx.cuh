@@ -197,6 +197,44 @@ __device__ __forceinline__ void mbar_arrive_cluster(u32 bar, u32 cta, float u0, 
       : "memory");
 }
 
+// Arrives on the barrier at the same offset in CTA `cta`, releasing at cluster scope:
+// this thread's earlier writes to that CTA's shared memory are visible to whoever
+// waits on the barrier with acquire at cluster scope.
+__device__ __forceinline__ void mbar_arrive_cluster_release(u32 bar, u32 cta) {
+  asm volatile(
+      "{\n"
+      " .reg .b32 remote;\n"
+      " mapa.shared::cluster.u32 remote, %0, %1;\n"
+      " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
+
+// mbar_wait, acquiring at cluster scope (pairs with mbar_arrive_cluster_release).
+__device__ __forceinline__ void mbar_wait_cluster_acquire(u32 bar, u32 parity) {
+  asm volatile(
+      "{\n"
+      " .reg .pred done;\n"
+      "FP8GEMM_WAIT_CLUSTER:\n"
+      " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra FP8GEMM_WAIT_CLUSTER;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// Shared-memory address of the same offset in CTA `cta` of the cluster.
+__device__ __forceinline__ u32 map_shared_to_cta(u32 addr, u32 cta) {
+  u32 r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(cta));
+  return r;
+}
+
+__device__ __forceinline__ void st_shared_cluster_f32(u32 addr, float v) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
+}
+
 // The same on this CTA's own barrier.
 __device__ __forceinline__ void mbar_arrive_after(u32 bar, float u0, float u1) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar), "f"(u0), "f"(u1) : "memory");

@@ -46,7 +46,9 @@ void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matri
   const KernelSpec spec{KernelKind::Gemm1D2D, b.rows, a.cols,
                         detail::KernelConfig{config.block_m, config.block_n, config.stages, config.group_n,
                                              config.multicast,
-                                             config.tma_store < 0 ? int(config.block_n % 64 == 0) : config.tma_store}};
+                                             config.tma_store < 0 ? int(config.block_n % (config.split_k == 2 ? 128 : 64) == 0)
+                                                                  : config.tma_store,
+                                             config.split_k}};
   // Shapes that validate have N % 8 == 0 and K % 16 == 0, so what is left is the config.
   if (const std::string why = spec_illegal_reason(spec); !why.empty() && b.rows > 0 && a.cols > 0)
     fail(ErrorCode::InvalidArgument, "gemm_fp8_nt: config {}: {}", spec.slug(), why);

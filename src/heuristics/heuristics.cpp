@@ -25,6 +25,7 @@ constexpr double kKBlockOneWarpgroup = 300, kKBlockOneWarpgroupPerColumn = 1.0;
 // Per tile: pipeline turn-around and the epilogue. Direct stores from the math threads
 // are slow (measured ~4400 cycles for a 128x112 tile); TMA stores mostly overlap.
 constexpr double kTileCyclesTmaStore = 1300, kTileCyclesDirectPer128x128 = 4500;
+constexpr double kSplitExchangeCycles = 800;  // split-K: partial sums through DSMEM
 constexpr int kMaxStages = 8;
 
 const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
@@ -64,7 +65,9 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device)
   const double latency_penalty = c.stages < 4 ? (4 - c.stages) * 0.04 : 0.0;
   const double epilogue = c.tma_store == 1 ? kTileCyclesTmaStore
                                            : kTileCyclesDirectPer128x128 * c.block_m * c.block_n / (128.0 * 128.0);
-  const double tile = l.k_blocks * std::max({k_block, intake, l2}) * (1.0 + latency_penalty) + epilogue;
+  const double k_blocks = c.split_k == 2 ? (l.k_blocks + 1) / 2 : l.k_blocks;
+  const double tile = k_blocks * std::max({k_block, intake, l2}) * (1.0 + latency_penalty) + epilogue +
+                      (c.split_k == 2 ? kSplitExchangeCycles : 0.0);
   const double compute_us = (static_cast<double>(waves) * tile + kLaunchCycles) / (kClockGHz * 1e3);
 
   // Every input is read from HBM at least once and D written once.
@@ -83,9 +86,14 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
         if (multicast > 0 && device.num_sms % 2 != 0) continue;
         // A single M block: A is small and a B pair would be half padding.
         if (multicast > 0 && m <= block_m) continue;
-        for (int tma_store : {1, 0}) {
-          if (tma_store == 1 && block_n % 64 != 0) continue;
-          KernelSpec spec{kind, n, k, KernelConfig{block_m, block_n, 2, 8, multicast, tma_store}};
+        for (int tma_store : {1, 0})
+        for (int split_k : {1, 2}) {
+          if (tma_store == 1 && block_n % (split_k == 2 ? 128 : 64) != 0) continue;
+          // Split-K only for problems whose tiles leave SMs idle.
+          if (split_k == 2 && (multicast != 0 || (m + block_m - 1) / block_m * ((n + block_n - 1) / block_n) >=
+                                                     device.num_sms))
+            continue;
+          KernelSpec spec{kind, n, k, KernelConfig{block_m, block_n, 2, 8, multicast, tma_store, split_k}};
           // The deepest pipeline that fits (more stages never hurt a single CTA per SM).
           for (int stages = kMaxStages; stages >= 2; --stages) {
             spec.config.stages = stages;

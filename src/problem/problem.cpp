@@ -17,17 +17,17 @@ const char* kind_name(KernelKind kind) {
 }
 
 std::string KernelSpec::slug() const {
-  return fmt::format("{}_n{}_k{}_bm{}_bn{}_s{}_g{}{}{}", kind_name(kind), n, k, config.block_m, config.block_n,
+  return fmt::format("{}_n{}_k{}_bm{}_bn{}_s{}_g{}{}{}{}", kind_name(kind), n, k, config.block_m, config.block_n,
                      config.stages, config.group_n,
                      config.multicast == 1 ? "_mcA" : config.multicast == 2 ? "_mcB" : "",
-                     config.tma_store == 1 ? "_ts" : "");
+                     config.tma_store == 1 ? "_ts" : "", config.split_k == 2 ? "_sk2" : "");
 }
 
 size_t KernelSpecHash::operator()(const KernelSpec& s) const {
   size_t h = static_cast<size_t>(s.kind);
   for (int64_t v : {s.n, s.k, int64_t(s.config.block_m), int64_t(s.config.block_n),
                     int64_t(s.config.stages), int64_t(s.config.group_n), int64_t(s.config.multicast),
-                    int64_t(s.config.tma_store)})
+                    int64_t(s.config.tma_store), int64_t(s.config.split_k)})
     h = h * 1000003u ^ std::hash<int64_t>{}(v);
   return h;
 }
@@ -37,7 +37,7 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   KernelLayout l;
   l.math_warpgroups = c.block_m == 64 ? 1 : 2;
   l.threads = (l.math_warpgroups + 1) * 128;
-  l.cluster_size = c.multicast == 0 ? 1 : 2;
+  l.cluster_size = c.multicast == 0 && c.split_k == 1 ? 1 : 2;
   l.a_box_rows = c.multicast == 1 ? c.block_m / 2 : c.block_m;
   l.b_box_rows = c.multicast == 2 ? c.block_n / 2 : c.block_n;
   // setmaxnreg targets; they must add up to what the launch allocates (65536 registers
@@ -55,9 +55,11 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   // Two tile buffers of B scales (two rows of k_blocks floats each), 8-byte aligned
   // barriers: full/empty per stage plus full/empty per B-scale buffer.
   const int sfb_bytes = 2 * (2 * l.k_blocks * 4);
-  const int barrier_bytes = 8 * (2 * c.stages + 4);
+  const int waves_per_warpgroup = c.block_m / 64 / l.math_warpgroups;
+  l.split_exchange_bytes = c.split_k == 2 ? waves_per_warpgroup * (c.block_n / 4) * l.math_warpgroups * 128 * 4 : 0;
+  const int barrier_bytes = 8 * (2 * c.stages + 4 + (c.split_k == 2 ? 2 : 0));
   l.smem_bytes = kSmemAlignSlack + c.stages * (l.a_stage_bytes + l.b_stage_bytes + l.sfa_stage_bytes) +
-                 l.d_tile_bytes + (sfb_bytes + 7) / 8 * 8 + barrier_bytes;
+                 l.d_tile_bytes + (sfb_bytes + l.split_exchange_bytes + 7) / 8 * 8 + barrier_bytes;
   l.n_blocks = static_cast<int>((spec.n + c.block_n - 1) / c.block_n);
   return l;
 }
@@ -78,6 +80,12 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
   if (c.multicast < 0 || c.multicast > 2)
     return fmt::format("multicast={} must be 0 (none), 1 (share A) or 2 (share B)", c.multicast);
   if (c.tma_store != 0 && c.tma_store != 1) return fmt::format("tma_store={} must be 0 or 1", c.tma_store);
+  if (c.split_k != 1 && c.split_k != 2) return fmt::format("split_k={} must be 1 or 2", c.split_k);
+  if (c.split_k == 2 && c.multicast != 0) return "split_k=2 and multicast both need the CTA pair; pick one";
+  if (c.split_k == 2 && (spec.k + 127) / 128 < 2)
+    return fmt::format("split_k=2 needs at least two 128-deep K blocks (K={})", spec.k);
+  if (c.split_k == 2 && c.tma_store == 1 && c.block_n % 128 != 0)
+    return fmt::format("split_k=2 with tma_store=1 needs block_n % 128 == 0 (each CTA stores whole 64-column slabs)");
   if (c.tma_store == 1 && c.block_n % 64 != 0)
     return fmt::format("tma_store=1 needs block_n % 64 == 0 (64-column output slabs), not {}", c.block_n);
   // A tile may straddle at most two 128-column blocks of B's scales.
@@ -100,7 +108,8 @@ std::string spec_to_json(const KernelSpec& spec) {
                       {"stages", spec.config.stages},
                       {"group_n", spec.config.group_n},
                       {"multicast", spec.config.multicast},
-                      {"tma_store", spec.config.tma_store}};
+                      {"tma_store", spec.config.tma_store},
+                      {"split_k", spec.config.split_k}};
   return j.dump();
 }
 
@@ -119,6 +128,7 @@ KernelSpec spec_from_json(const std::string& text) {
     s.config.group_n = j.at("group_n").get<int>();
     s.config.multicast = j.value("multicast", 0);
     s.config.tma_store = j.value("tma_store", 0);
+    s.config.split_k = j.value("split_k", 1);
     return s;
   } catch (const nlohmann::json::exception& e) {
     fail(ErrorCode::InvalidArgument, "malformed kernel spec JSON: {}", e.what());

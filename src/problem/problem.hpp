@@ -27,10 +27,13 @@ struct KernelConfig {
   // next tile (block_n % 64 == 0; costs BLOCK_M x BLOCK_N x 2 bytes of shared memory).
   // 0: the math threads store to global memory directly.
   int tma_store = 0;
+  // 2: the two CTAs of a cluster split K for the same tile and add their partial sums
+  // through distributed shared memory (small M: more CTAs busy). Excludes multicast.
+  int split_k = 1;
 
   bool operator==(const KernelConfig& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages &&
-           group_n == o.group_n && multicast == o.multicast && tma_store == o.tma_store;
+           group_n == o.group_n && multicast == o.multicast && tma_store == o.tma_store && split_k == o.split_k;
   }
 };
 
@@ -46,7 +49,7 @@ struct KernelSpec {
     return kind == o.kind && n == o.n && k == o.k && config == o.config;
   }
   // Readable, file-name safe: e.g. "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" (plus
-  // "_mcA"/"_mcB" with multicast, "_ts" with the TMA-store epilogue).
+  // "_mcA"/"_mcB" with multicast, "_ts" with the TMA-store epilogue, "_sk2" split-K).
   std::string slug() const;
 };
 
@@ -59,7 +62,8 @@ struct KernelSpecHash {
 struct KernelLayout {
   int math_warpgroups = 0;
   int threads = 0;             // math warpgroups + one TMA producer warpgroup
-  int cluster_size = 1;        // CTAs per cluster (2 with multicast)
+  int cluster_size = 1;        // CTAs per cluster (2 with multicast or split-K)
+  int split_exchange_bytes = 0;  // split-K: the partner's partial sums of this CTA's half
   int a_box_rows = 0;          // rows of A (B) one CTA's TMA load brings: half the tile
   int b_box_rows = 0;          //   when that operand is multicast
   int producer_registers = 0;  // setmaxnreg targets

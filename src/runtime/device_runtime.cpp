@@ -70,6 +70,7 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
   // whole clusters: a GPC with an odd number of free SMs leaves one idle).
   const KernelConfig& c = spec.config;
   const int64_t m_blocks = (m + c.block_m - 1) / c.block_m;
+  // Multicast pairs two tiles per cluster; split-K runs one tile on both CTAs.
   const int64_t pair_m = c.multicast == 2 ? 2 : 1, pair_n = c.multicast == 1 ? 2 : 1;
   const int64_t super_tiles = (m_blocks + pair_m - 1) / pair_m * ((p.layout.n_blocks + pair_n - 1) / pair_n);
   p.grid = static_cast<unsigned>(std::min<int64_t>(super_tiles, loaded.max_clusters) * p.layout.cluster_size);

@@ -88,10 +88,37 @@ TEST(Problem, MulticastLayoutAndLegality) {
   EXPECT_NE(spec_illegal_reason(b), "");
 }
 
+TEST(Problem, SplitKLayoutAndLegality) {
+  KernelSpec s = spec(4096, 7168, 64, 64, 8);
+  s.config.split_k = 2;
+  EXPECT_EQ(spec_illegal_reason(s), "");
+  EXPECT_EQ(s.slug(), "gemm1d2d_n4096_k7168_bm64_bn64_s8_g8_sk2");
+  const KernelLayout l = kernel_layout(s);
+  EXPECT_EQ(l.cluster_size, 2);
+  EXPECT_EQ(l.split_exchange_bytes, 64 / 4 * 128 * 4);  // a quarter of the accumulator per thread, 128 threads
+  EXPECT_EQ(l.a_box_rows, 64);
+  s.config.multicast = 1;
+  EXPECT_NE(spec_illegal_reason(s), "");  // both need the CTA pair
+  s.config.multicast = 0;
+  s.config.split_k = 3;
+  EXPECT_NE(spec_illegal_reason(s), "");
+  KernelSpec one_block = spec(4096, 128, 64, 64, 8);
+  one_block.config.split_k = 2;
+  EXPECT_NE(spec_illegal_reason(one_block), "");  // nothing to split
+  KernelSpec slabs = spec(4096, 7168, 64, 64, 8);
+  slabs.config.split_k = 2;
+  slabs.config.tma_store = 1;
+  EXPECT_NE(spec_illegal_reason(slabs), "");  // each CTA would store half a 64-column slab
+}
+
 TEST(Problem, JsonRoundTrip) {
   KernelSpec s = spec(24576, 1536, 64, 96, 7, 16);
   EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
   s.config.multicast = 2;
+  EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
+  s.config.multicast = 0;
+  s.config.split_k = 2;
+  s.config.tma_store = 0;
   EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
   EXPECT_THROW(spec_from_json("{\"kind\": \"gemm1d2d\"}"), fp8gemm::Error);
   EXPECT_THROW(spec_from_json("not json"), fp8gemm::Error);

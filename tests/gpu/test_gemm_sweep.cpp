@@ -151,6 +151,9 @@ TEST_F(GpuTest, EveryConfigFamily) {
       {128, 144, 5, 4, 1}, {256, 128, 3, 8, 1}, {256, 128, 3, 8, 2}, {256, 64, 4, 16, 0}, {256, 112, 4, 1, 1},
       // block_n % 64 == 0 defaults to the TMA-store epilogue; these store directly.
       {128, 128, 6, 8, 0, 0}, {256, 128, 4, 8, 1, 0},
+      // Split-K over a CTA pair, both epilogues, one and two math warpgroups.
+      {64, 48, 8, 8, 0, -1, 2}, {64, 64, 8, 8, 0, 0, 2}, {64, 128, 7, 8, 0, 1, 2}, {128, 64, 6, 8, 0, -1, 2},
+      {128, 128, 4, 8, 0, 1, 2},
   };
   // M = 700: 3 blocks of 256, 6 of 128 (+1 partial), 11 of 64; N = 2120: odd block counts
   // for most block_n; K = 7184 ends in a partial K block.

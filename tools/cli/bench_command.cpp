@@ -108,9 +108,10 @@ double relative_difference(const std::vector<uint16_t>& x, const std::vector<uin
 }
 
 std::string config_name(const KernelConfig& c) {
-  const bool tma_store = c.tma_store < 0 ? c.block_n % 64 == 0 : c.tma_store == 1;
-  return fmt::format("bm{}_bn{}_s{}_g{}{}{}", c.block_m, c.block_n, c.stages, c.group_n,
-                     c.multicast == 1 ? "_mcA" : c.multicast == 2 ? "_mcB" : "", tma_store ? "_ts" : "");
+  const bool tma_store = c.tma_store < 0 ? c.block_n % (c.split_k == 2 ? 128 : 64) == 0 : c.tma_store == 1;
+  return fmt::format("bm{}_bn{}_s{}_g{}{}{}{}", c.block_m, c.block_n, c.stages, c.group_n,
+                     c.multicast == 1 ? "_mcA" : c.multicast == 2 ? "_mcB" : "", tma_store ? "_ts" : "",
+                     c.split_k == 2 ? "_sk2" : "");
 }
 
 Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream,
@@ -214,20 +215,23 @@ std::string today() {
 }  // namespace
 
 bool parse_kernel_config(const std::string& text, KernelConfig* config) {
-  int v[6] = {0, 0, 0, 8, 0, -1};
+  int v[7] = {0, 0, 0, 8, 0, -1, 1};
   int count = 0;
   size_t pos = 0;
-  while (pos <= text.size() && count < 7) {
+  while (pos <= text.size() && count < 8) {
     const size_t comma = text.find(',', pos);
     const std::string field = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (field.empty() || field.find_first_not_of("0123456789") != std::string::npos || field.size() > 6) return false;
-    if (count == 6) return false;
+    const size_t digits_from = !field.empty() && field[0] == '-' ? 1 : 0;  // tma_store may be -1 (auto)
+    if (field.size() <= digits_from || field.find_first_not_of("0123456789", digits_from) != std::string::npos ||
+        field.size() > 6)
+      return false;
+    if (count == 7) return false;
     v[count++] = std::stoi(field);
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
   if (count < 3) return false;
-  *config = KernelConfig{v[0], v[1], v[2], v[3], v[4], v[5]};
+  *config = KernelConfig{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
   return true;
 }
 

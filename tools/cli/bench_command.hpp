@@ -19,7 +19,7 @@ struct BenchOptions {
   std::vector<KernelConfig> configs;
 };
 
-// "bm,bn,stages[,group_n[,multicast[,tma_store]]]" -> config; false if malformed.
+// "bm,bn,stages[,group_n[,multicast[,tma_store[,split_k]]]]" -> config; false if malformed.
 bool parse_kernel_config(const std::string& text, KernelConfig* config);
 
 // Times gemm_fp8_nt (and cuBLASLt) on every shape of the set; returns the exit code.

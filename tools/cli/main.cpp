@@ -102,9 +102,9 @@ int main(int argc, char** argv) {
   bench->add_option("--seed", bench_options.seed, "Random seed");
   std::vector<std::string> bench_configs;
   bench->add_option("--config", bench_configs,
-                    "Time this kernel config instead of the library's choice: bm,bn,stages[,group_n[,multicast[,tma_store]]] "
-                    "(multicast 0 none, 1 share A, 2 share B; tma_store 0 or 1, default 1 when bn % 64 == 0); "
-                    "repeat to compare several");
+                    "Time this kernel config instead of the library's choice: "
+                    "bm,bn,stages[,group_n[,multicast[,tma_store[,split_k]]]] (multicast 0 none, 1 share A, 2 share B; "
+                    "tma_store 0 or 1, default 1 when bn % 64 == 0; split_k 1 or 2); repeat to compare several");
 
   try {
     app.parse(argc, argv);
@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   for (const std::string& text : bench_configs) {
     fp8gemm::KernelConfig config;
     if (!fp8gemm::cli::parse_kernel_config(text, &config)) {
-      std::fprintf(stderr, "bench: --config '%s' is not bm,bn,stages[,group_n[,multicast[,tma_store]]] (e.g. 256,128,3,8,1)\n",
+      std::fprintf(stderr, "bench: --config '%s' is not bm,bn,stages[,group_n[,multicast[,tma_store[,split_k]]]] (e.g. 256,128,3,8,1)\n",
                    text.c_str());
       return 2;
     }
