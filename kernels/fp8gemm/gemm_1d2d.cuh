@@ -90,7 +90,7 @@ struct StageCursor {
 // problems whose tiles are too few to fill the GPU). The sum of two partials does not
 // depend on their order: results are deterministic.
 template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kMulticast, int kSplitK,
-          bool kTmaStore, int kProducerRegs, int kMathRegs>
+          int kTmaStore, int kProducerRegs, int kMathRegs>
 __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     gemm_1d2d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
                      const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_d,
@@ -114,18 +114,21 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   constexpr u32 kBBytes = kBlockN * 128;
   constexpr u32 kSfaBytes = kBlockM * 4;
   constexpr u32 kSfbBytes = 2 * kKBlocks * 4;  // one tile's B scales: two rows of ceil(K/128)
-  // kTmaStore: the tile goes out through shared memory and TMA stores (in 64-column
-  // slabs with the 128-byte swizzle) that overlap the next tile; otherwise the math
-  // threads store to global memory directly.
-  static_assert(!kTmaStore || kBlockN % 64 == 0, "TMA stores go in 64-column slabs");
-  constexpr u32 kDBytes = kTmaStore ? kBlockM * kBlockN * 2 : 0;
+  // kTmaStore: 0 = the math threads store to global memory directly; otherwise the
+  // tile goes out through shared memory and TMA stores of 64x64 slabs (128-byte
+  // swizzle): 1 = a buffer for every slab of the tile, 2 = one buffer per warpgroup.
+  static_assert(kTmaStore == 0 || kBlockN % 64 == 0, "TMA stores go in 64-column slabs");
+  constexpr u32 kSlabBytes = 64 * 128;
+  constexpr int kDBuffers =
+      kTmaStore == 1 ? (kBlockM / 64 / (kBlockM == 64 ? 1 : 2)) * (kBlockN / 64) / (kSplitK == 2 ? 2 : 1) : 1;
+  constexpr u32 kDBytes = kTmaStore != 0 ? (kBlockM == 64 ? 1 : 2) * kDBuffers * kSlabBytes : 0;
   constexpr int kAccum = kBlockN / 2;
   constexpr int kChunks = kBlockN / 8;
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "64, 128 or 256 rows");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "wgmma N");
   static_assert(kMulticast >= 0 && kMulticast <= 2, "multicast mode");
   static_assert(kSplitK == 1 || (kSplitK == 2 && kMulticast == 0 && kKBlocks >= 2), "split-K over a pair");
-  static_assert(kSplitK == 1 || !kTmaStore || kBlockN % 128 == 0, "each CTA stores whole 64-column slabs");
+  static_assert(kSplitK == 1 || kTmaStore == 0 || kBlockN % 128 == 0, "each CTA stores whole 64-column slabs");
   // K blocks of this CTA: all, or one half with split-K.
   constexpr int kKPerSplit = (kKBlocks + kSplitK - 1) / kSplitK;
   // Split-K exchange buffer: per wave, the half of the accumulator the partner owns,
@@ -156,7 +159,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     prefetch_tensor_map(&tmap_a);
     prefetch_tensor_map(&tmap_b);
     prefetch_tensor_map(&tmap_sfa);
-    if constexpr (kTmaStore) prefetch_tensor_map(&tmap_d);
+    if constexpr (kTmaStore != 0) prefetch_tensor_map(&tmap_d);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full_bars + 8 * s, 1);
       // One arrival per math warp of every CTA of the cluster: a stage is refilled (in
@@ -441,38 +444,56 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       // the K loop. A partner tile past M or N stores nothing.
       tile_coords(st, m_block, n_block);
       const int n0 = n_block * kBlockN;
-      if constexpr (kTmaStore) {
-        // Each warpgroup writes its rows as bf16 into the swizzled D tile (conflict-free:
-        // the 8 rows of a store land in 8 different 16-byte chunks), then one thread
-        // hands them to TMA. Its wait for the previous tile's stores to have read the
-        // buffer comes only now, so those stores overlapped this tile's K loop.
+      if constexpr (kTmaStore != 0) {
+        // Each warpgroup writes its rows as bf16 into swizzled 64x64 slab buffers
+        // (conflict-free: the 8 rows of a store land in 8 different 16-byte chunks) and
+        // one thread hands each to TMA. With a buffer per slab (kTmaStore 1) the wait
+        // for the previous tile's stores comes only now, so they overlapped this tile's
+        // K loop; with one buffer (kTmaStore 2, leaving shared memory to the pipeline)
+        // each slab waits for the one before.
         if (m_block < m_blocks && n_block < kNBlocks) {
           const bool leader = threadIdx.x % 128 == 0;
-          if (leader) bulk_wait_group_read0();
-          named_barrier_sync(1 + warpgroup, 128);
           const u32 swizzle = static_cast<u32>(lane / 4);  // row % 8 of both of this thread's rows
+          const u32 wg_buffers = smem_d + static_cast<u32>(warpgroup) * (kDBuffers * kSlabBytes);
+          int q = 0;  // slabs of this tile written so far by this warpgroup
 #pragma unroll
           for (int w = 0; w < kWaves; ++w) {
-            const u32 row = static_cast<u32>(wg_row0 + w * 64 + wave_row);
 #pragma unroll
-            for (int i = 0; i < kChunks; ++i) {
-              if (i < own_lo || i >= own_hi) continue;
-              const u32 slab = smem_d + static_cast<u32>(i / 8) * (kBlockM * 128);
-              const u32 chunk = ((static_cast<u32>(i % 8) ^ swizzle) << 4) + 4 * static_cast<u32>(lane % 4);
-              st_shared_u32(slab + row * 128 + chunk, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
-              st_shared_u32(slab + (row + 8) * 128 + chunk, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+            for (int j = 0; j < kBlockN / 64; ++j) {
+              if (j * 8 < own_lo || j * 8 >= own_hi) continue;
+              const u32 buf = wg_buffers + static_cast<u32>(q % kDBuffers) * kSlabBytes;
+              if (kDBuffers == 1 || q == 0) {
+                if (leader) bulk_wait_group_read0();
+                named_barrier_sync(1 + warpgroup, 128);
+              }
+#pragma unroll
+              for (int c = 0; c < 8; ++c) {
+                const int i = 8 * j + c;
+                const u32 chunk = ((static_cast<u32>(c) ^ swizzle) << 4) + 4 * static_cast<u32>(lane % 4);
+                st_shared_u32(buf + wave_row * 128 + chunk, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
+                st_shared_u32(buf + (wave_row + 8) * 128 + chunk, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+              }
+              ++q;
+              if (kDBuffers == 1 || q == kDBuffers) {
+                fence_proxy_async_shared();
+                named_barrier_sync(1 + warpgroup, 128);
+              }
+              if (kDBuffers == 1 && leader) {
+                tma_store_2d(&tmap_d, buf, n0 + 64 * j, m_block * kBlockM + wg_row0 + w * 64);
+                bulk_commit_group();
+              }
             }
           }
-          fence_proxy_async_shared();
-          named_barrier_sync(1 + warpgroup, 128);
-          if (leader) {
+          if (kDBuffers > 1 && leader) {
+            int r = 0;
 #pragma unroll
             for (int w = 0; w < kWaves; ++w)
 #pragma unroll
-              for (int j = 0; j < kBlockN / 64; ++j)
-                if (j * 8 >= own_lo && j * 8 < own_hi)
-                  tma_store_2d(&tmap_d, smem_d + j * (kBlockM * 128) + (wg_row0 + w * 64) * 128, n0 + 64 * j,
+              for (int j = 0; j < kBlockN / 64; ++j) {
+                if (j * 8 < own_lo || j * 8 >= own_hi) continue;
+                tma_store_2d(&tmap_d, wg_buffers + static_cast<u32>(r++) * kSlabBytes, n0 + 64 * j,
                              m_block * kBlockM + wg_row0 + w * 64);
+              }
             bulk_commit_group();
           }
         }
@@ -511,7 +532,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       }
     }
     // The last tile's stores must be complete before the kernel ends.
-    if constexpr (kTmaStore) {
+    if constexpr (kTmaStore != 0) {
       if (threadIdx.x % 128 == 0) bulk_wait_group0();
     }
   }

@@ -25,7 +25,8 @@ constexpr double kKBlockOneWarpgroup = 300, kKBlockOneWarpgroupPerColumn = 1.0;
 // Per tile: pipeline turn-around and the epilogue. Direct stores from the math threads
 // are slow (measured ~4400 cycles for a 128x112 tile); TMA stores mostly overlap.
 constexpr double kTileCyclesTmaStore = 1300, kTileCyclesDirectPer128x128 = 4500;
-constexpr double kSplitExchangeCycles = 800;  // split-K: partial sums through DSMEM
+constexpr double kSlabWaitCycles = 500;  // one slab buffer: each slab waits for the last
+constexpr double kSplitExchangeCycles = 3000;  // split-K: partial sums through DSMEM, measured
 constexpr int kMaxStages = 8;
 
 const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
@@ -63,8 +64,10 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device)
   const double l2 = l2_bytes_per_k_block(c, m) / (kL2BytesPerCycle / static_cast<double>(active));
   // Stages hide load latency; too few expose it.
   const double latency_penalty = c.stages < 4 ? (4 - c.stages) * 0.04 : 0.0;
-  const double epilogue = c.tma_store == 1 ? kTileCyclesTmaStore
-                                           : kTileCyclesDirectPer128x128 * c.block_m * c.block_n / (128.0 * 128.0);
+  const double slabs_per_warpgroup = c.block_m / 64.0 / l.math_warpgroups * (c.block_n / 64.0);
+  const double epilogue = c.tma_store == 1   ? kTileCyclesTmaStore
+                          : c.tma_store == 2 ? kTileCyclesTmaStore + kSlabWaitCycles * slabs_per_warpgroup
+                                             : kTileCyclesDirectPer128x128 * c.block_m * c.block_n / (128.0 * 128.0);
   const double k_blocks = c.split_k == 2 ? (l.k_blocks + 1) / 2 : l.k_blocks;
   const double tile = k_blocks * std::max({k_block, intake, l2}) * (1.0 + latency_penalty) + epilogue +
                       (c.split_k == 2 ? kSplitExchangeCycles : 0.0);
@@ -86,9 +89,11 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
         if (multicast > 0 && device.num_sms % 2 != 0) continue;
         // A single M block: A is small and a B pair would be half padding.
         if (multicast > 0 && m <= block_m) continue;
+        // tma_store = 2 (one slab buffer, one more stage) measured no better than 1 on
+        // the H200 within noise; it stays available to explicit configs and the tuner.
         for (int tma_store : {1, 0})
         for (int split_k : {1, 2}) {
-          if (tma_store == 1 && block_n % (split_k == 2 ? 128 : 64) != 0) continue;
+          if (tma_store != 0 && block_n % (split_k == 2 ? 128 : 64) != 0) continue;
           // Split-K only for problems whose tiles leave SMs idle.
           if (split_k == 2 && (multicast != 0 || (m + block_m - 1) / block_m * ((n + block_n - 1) / block_n) >=
                                                      device.num_sms))
@@ -122,7 +127,7 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
     if (bucket(x) != bucket(y)) return bucket(x) < bucket(y);
     if ((x.spec.config.multicast == 0) != (y.spec.config.multicast == 0)) return x.spec.config.multicast == 0;
     if (traffic(x) != traffic(y)) return traffic(x) < traffic(y);
-    if (x.spec.config.tma_store != y.spec.config.tma_store) return x.spec.config.tma_store > y.spec.config.tma_store;
+    if ((x.spec.config.tma_store != 0) != (y.spec.config.tma_store != 0)) return x.spec.config.tma_store != 0;
     return x.spec.config.stages > y.spec.config.stages;
   });
   return out;

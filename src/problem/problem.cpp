@@ -20,7 +20,7 @@ std::string KernelSpec::slug() const {
   return fmt::format("{}_n{}_k{}_bm{}_bn{}_s{}_g{}{}{}{}", kind_name(kind), n, k, config.block_m, config.block_n,
                      config.stages, config.group_n,
                      config.multicast == 1 ? "_mcA" : config.multicast == 2 ? "_mcB" : "",
-                     config.tma_store == 1 ? "_ts" : "", config.split_k == 2 ? "_sk2" : "");
+                     config.tma_store == 1 ? "_ts" : config.tma_store == 2 ? "_ts1" : "", config.split_k == 2 ? "_sk2" : "");
 }
 
 size_t KernelSpecHash::operator()(const KernelSpec& s) const {
@@ -49,8 +49,13 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   l.a_stage_bytes = c.block_m * 128;
   l.b_stage_bytes = c.block_n * 128;
   l.sfa_stage_bytes = c.block_m * 4;
-  l.tma_store = c.tma_store == 1;
-  l.d_tile_bytes = l.tma_store ? c.block_m * c.block_n * 2 : 0;
+  l.tma_store = c.tma_store != 0;
+  {
+    // 64x64 bf16 slab buffers per math warpgroup: every slab it stores (1) or one (2).
+    const int slabs = c.block_m / 64 / l.math_warpgroups * (c.block_n / 64) / (c.split_k == 2 ? 2 : 1);
+    const int buffers = c.tma_store == 1 ? slabs : 1;
+    l.d_tile_bytes = l.tma_store ? l.math_warpgroups * buffers * 64 * 128 : 0;
+  }
   l.k_blocks = static_cast<int>((spec.k + 127) / 128);
   // Two tile buffers of B scales (two rows of k_blocks floats each), 8-byte aligned
   // barriers: full/empty per stage plus full/empty per B-scale buffer.
@@ -79,15 +84,17 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
                        c.block_m);
   if (c.multicast < 0 || c.multicast > 2)
     return fmt::format("multicast={} must be 0 (none), 1 (share A) or 2 (share B)", c.multicast);
-  if (c.tma_store != 0 && c.tma_store != 1) return fmt::format("tma_store={} must be 0 or 1", c.tma_store);
+  if (c.tma_store < 0 || c.tma_store > 2)
+    return fmt::format("tma_store={} must be 0 (direct stores), 1 (a buffer per slab) or 2 (one buffer)", c.tma_store);
   if (c.split_k != 1 && c.split_k != 2) return fmt::format("split_k={} must be 1 or 2", c.split_k);
   if (c.split_k == 2 && c.multicast != 0) return "split_k=2 and multicast both need the CTA pair; pick one";
   if (c.split_k == 2 && (spec.k + 127) / 128 < 2)
     return fmt::format("split_k=2 needs at least two 128-deep K blocks (K={})", spec.k);
-  if (c.split_k == 2 && c.tma_store == 1 && c.block_n % 128 != 0)
-    return fmt::format("split_k=2 with tma_store=1 needs block_n % 128 == 0 (each CTA stores whole 64-column slabs)");
-  if (c.tma_store == 1 && c.block_n % 64 != 0)
-    return fmt::format("tma_store=1 needs block_n % 64 == 0 (64-column output slabs), not {}", c.block_n);
+  if (c.split_k == 2 && c.tma_store != 0 && c.block_n % 128 != 0)
+    return fmt::format("split_k=2 with tma_store needs block_n % 128 == 0 (each CTA stores whole 64-column slabs)");
+  if (c.tma_store != 0 && c.block_n % 64 != 0)
+    return fmt::format("tma_store={} needs block_n % 64 == 0 (64-column output slabs), not {}", c.tma_store,
+                       c.block_n);
   // A tile may straddle at most two 128-column blocks of B's scales.
   if (c.block_n - std::gcd(c.block_n, 128) > 128)
     return fmt::format("block_n={} would straddle three 128-column scale blocks", c.block_n);

@@ -23,9 +23,10 @@ struct KernelConfig {
   // 0: no cluster. 1: clusters of two CTAs on neighbouring N blocks share A (TMA
   // multicast). 2: two CTAs on neighbouring M blocks share B.
   int multicast = 0;
-  // 1: D leaves through a 128-byte-swizzled shared tile and TMA stores that overlap the
-  // next tile (block_n % 64 == 0; costs BLOCK_M x BLOCK_N x 2 bytes of shared memory).
-  // 0: the math threads store to global memory directly.
+  // D leaves through 128-byte-swizzled 64x64 shared slabs and TMA stores (block_n % 64
+  // == 0): 1 = a buffer per slab of the tile (BLOCK_M x BLOCK_N x 2 bytes; the stores
+  // overlap the next tile), 2 = one 8 KB buffer per math warpgroup (slabs wait for each
+  // other; leaves shared memory to the pipeline). 0: the math threads store directly.
   int tma_store = 0;
   // 2: the two CTAs of a cluster split K for the same tile and add their partial sums
   // through distributed shared memory (small M: more CTAs busy). Excludes multicast.
@@ -71,8 +72,8 @@ struct KernelLayout {
   int a_stage_bytes = 0;       // BLOCK_M x 128 fp8
   int b_stage_bytes = 0;       // BLOCK_N x 128 fp8
   int sfa_stage_bytes = 0;     // BLOCK_M fp32
-  bool tma_store = false;      // D leaves through a shared tile and TMA
-  int d_tile_bytes = 0;        // that shared tile: BLOCK_M x BLOCK_N bf16
+  bool tma_store = false;      // D leaves through shared slabs and TMA
+  int d_tile_bytes = 0;        // those slab buffers
   int smem_bytes = 0;          // dynamic shared memory, alignment slack included
   int k_blocks = 0;            // ceil(K / 128)
   int n_blocks = 0;            // ceil(N / BLOCK_N)

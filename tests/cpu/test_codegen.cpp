@@ -22,12 +22,12 @@ TEST(Codegen, Deterministic) {
 
 TEST(Codegen, NamedFieldsGolden) {
   const GeneratedKernel g = generate_kernel(spec(7168, 2048, 128, 112, 5));
-  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<7168, 2048, 128, 112, 5, 8, 0, 1, false, 40, 232>");
+  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<7168, 2048, 128, 112, 5, 8, 0, 1, 0, 40, 232>");
   EXPECT_EQ(g.slug, "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8");
   EXPECT_NE(g.source.find("#include \"fp8gemm/gemm_1d2d.cuh\""), std::string::npos);
   EXPECT_NE(g.source.find("struct WgmmaE4M3<112>"), std::string::npos);
   const GeneratedKernel one_wg = generate_kernel(spec(576, 7168, 64, 32, 8));
-  EXPECT_EQ(one_wg.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<576, 7168, 64, 32, 8, 8, 0, 1, false, 56, 248>");
+  EXPECT_EQ(one_wg.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<576, 7168, 64, 32, 8, 8, 0, 1, 0, 56, 248>");
 }
 
 TEST(Codegen, DifferentSpecsDiffer) {

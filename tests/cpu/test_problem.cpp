@@ -46,6 +46,13 @@ TEST(Problem, OutputTileOnlyForBlockNMultipleOf64) {
   EXPECT_EQ(direct.d_tile_bytes, 0);
   with_tile.config.stages = 6;  // the D tile takes a stage's worth of shared memory
   EXPECT_NE(spec_illegal_reason(with_tile), "");
+  KernelSpec one_buffer = spec(7168, 2048, 256, 128, 4);
+  one_buffer.config.tma_store = 2;  // a 64x64 slab per math warpgroup: room for a 4th stage
+  EXPECT_EQ(spec_illegal_reason(one_buffer), "");
+  EXPECT_EQ(kernel_layout(one_buffer).d_tile_bytes, 2 * 64 * 64 * 2);
+  EXPECT_EQ(one_buffer.slug(), "gemm1d2d_n7168_k2048_bm256_bn128_s4_g8_ts1");
+  one_buffer.config.tma_store = 1;
+  EXPECT_NE(spec_illegal_reason(one_buffer), "");
   KernelSpec odd = spec(7168, 2048, 128, 112, 5);
   odd.config.tma_store = 1;  // 64-column slabs only
   EXPECT_NE(spec_illegal_reason(odd), "");

@@ -108,9 +108,9 @@ double relative_difference(const std::vector<uint16_t>& x, const std::vector<uin
 }
 
 std::string config_name(const KernelConfig& c) {
-  const bool tma_store = c.tma_store < 0 ? c.block_n % (c.split_k == 2 ? 128 : 64) == 0 : c.tma_store == 1;
+  const int tma_store = c.tma_store < 0 ? int(c.block_n % (c.split_k == 2 ? 128 : 64) == 0) : c.tma_store;
   return fmt::format("bm{}_bn{}_s{}_g{}{}{}{}", c.block_m, c.block_n, c.stages, c.group_n,
-                     c.multicast == 1 ? "_mcA" : c.multicast == 2 ? "_mcB" : "", tma_store ? "_ts" : "",
+                     c.multicast == 1 ? "_mcA" : c.multicast == 2 ? "_mcB" : "", tma_store == 1 ? "_ts" : tma_store == 2 ? "_ts1" : "",
                      c.split_k == 2 ? "_sk2" : "");
 }
 

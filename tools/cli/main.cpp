@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
   bench->add_option("--config", bench_configs,
                     "Time this kernel config instead of the library's choice: "
                     "bm,bn,stages[,group_n[,multicast[,tma_store[,split_k]]]] (multicast 0 none, 1 share A, 2 share B; "
-                    "tma_store 0 or 1, default 1 when bn % 64 == 0; split_k 1 or 2); repeat to compare several");
+                    "tma_store 0 direct, 1 slab buffers, 2 one buffer, default 1 when bn % 64 == 0; split_k 1 or 2); repeat to compare several");
 
   try {
     app.parse(argc, argv);
