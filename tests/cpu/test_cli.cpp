@@ -136,6 +136,15 @@ TEST(Cli, ArgumentErrors) {
   r = run_cli("--help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("prewarm"), std::string::npos) << r.output;
+  // Malformed kernel configs are command-line errors, before any GPU work.
+  for (const char* bad : {"256", "256,128", "a,b,c", "256,128,3,8,1,1,2,9", "256,,3", "256,128,-"}) {
+    r = run_cli(std::string("check --config ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("--config"), std::string::npos) << r.output;
+    r = run_cli(std::string("bench --shapes ") + write_shapes(dir.path(), R"({"dense": {"mnk": [[4, 256, 512]]}})") +
+                " --config " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+  }
 }
 
 TEST(Cli, InfoAndCheckWithoutGpu) {

@@ -48,8 +48,13 @@ int run_check(const CheckOptions& o) {
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
   cudaEventRecord(start);
-  gemm_fp8_nt({da.get(), o.m, o.k, o.k}, per_token_scales(dsa.get<float>(), o.m, o.k), {db.get(), o.n, o.k, o.k},
-              block_scales(dsb.get<float>(), o.n, o.k), {dd.get(), o.m, o.n, o.n});
+  const Fp8Matrix ma{da.get(), o.m, o.k, o.k}, mb{db.get(), o.n, o.k, o.k};
+  const Bf16Matrix md{dd.get(), o.m, o.n, o.n};
+  if (o.config)
+    gemm_fp8_nt(ma, per_token_scales(dsa.get<float>(), o.m, o.k), mb, block_scales(dsb.get<float>(), o.n, o.k), md,
+                *o.config);
+  else
+    gemm_fp8_nt(ma, per_token_scales(dsa.get<float>(), o.m, o.k), mb, block_scales(dsb.get<float>(), o.n, o.k), md);
   cudaEventRecord(stop);
   if (cudaDeviceSynchronize() != cudaSuccess)
     throw std::runtime_error(std::string("kernel failed: ") + cudaGetErrorString(cudaGetLastError()));
@@ -64,8 +69,9 @@ int run_check(const CheckOptions& o) {
   const host::Comparison c = host::compare_bf16_rows(d.data(), o.n, o.n, rows, ref);
   const bool ok = c.nan_or_unwritten == 0 && c.rel_error < 1e-2;
   const DeviceInfo& dev = info.devices[size_t(device)];
-  fmt::print("check: gemm_fp8_nt M={} N={} K={} on device {} ({}): {} -> {}\n", o.m, o.n, o.k, device, dev.name,
-             c.describe(), ok ? "PASS" : "FAIL");
+  fmt::print("check: gemm_fp8_nt M={} N={} K={} ({}) on device {} ({}): {} -> {}\n", o.m, o.n, o.k,
+             o.config ? "given config" : kernel_name(GemmShape{o.m, o.n, o.k}), device, dev.name, c.describe(),
+             ok ? "PASS" : "FAIL");
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   return ok ? 0 : kExitCheckFailed;

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+
+#include "fp8gemm/fp8gemm.hpp"
 
 namespace fp8gemm::cli {
 
@@ -8,6 +11,7 @@ struct CheckOptions {
   int64_t m = 129, n = 2120, k = 7184;  // partial tiles in every dimension
   uint64_t seed = 1;
   bool skip_without_gpu = false;
+  std::optional<KernelConfig> config;  // run this kernel config instead of the library's choice
 };
 
 // Runs one gemm_fp8_nt on the GPU and compares it with an fp64 reference.

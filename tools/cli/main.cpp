@@ -87,6 +87,9 @@ int main(int argc, char** argv) {
   check->add_option("-n", check_options.n, "N (multiple of 8)")->check(CLI::PositiveNumber);
   check->add_option("-k", check_options.k, "K (multiple of 16)")->check(CLI::PositiveNumber);
   check->add_option("--seed", check_options.seed, "Random seed");
+  std::string check_config;
+  check->add_option("--config", check_config,
+                    "Run this kernel config instead of the library's choice (same format as bench --config)");
   check->add_flag("--skip-without-gpu", check_options.skip_without_gpu,
                   "Exit 0 with a note when there is no sm_90 GPU (for scripts that also run on build machines)");
 
@@ -111,6 +114,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help prints and exits 0; every command-line mistake exits 2.
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (!check_config.empty()) {
+    fp8gemm::KernelConfig config;
+    if (!fp8gemm::cli::parse_kernel_config(check_config, &config)) {
+      std::fprintf(stderr, "check: --config '%s' is not bm,bn,stages[,group_n[,multicast[,tma_store[,split_k]]]]\n",
+                   check_config.c_str());
+      return 2;
+    }
+    check_options.config = config;
   }
   for (const std::string& text : bench_configs) {
     fp8gemm::KernelConfig config;
