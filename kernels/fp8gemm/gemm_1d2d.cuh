@@ -416,7 +416,10 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       const int own_hi = kSplitK == 2 ? own_lo + kChunks / 2 : kChunks;
       if constexpr (kSplitK == 2) {
         const int peer_lo = static_cast<int>(peer) * (kChunks / 2);
-        mbar_wait(red_free_bar, (local & 1) ^ 1);  // the partner consumed the last tile's
+        // The partner has read the last tile's partials out of its buffer (its release at
+        // cluster scope, acquired here at cluster scope, orders those reads before these
+        // writes).
+        mbar_wait_cluster_acquire(red_free_bar, (local & 1) ^ 1);
         const u32 remote = map_shared_to_cta(smem_red, peer) + threadIdx.x * 4;
 #pragma unroll
         for (int w = 0; w < kWaves; ++w)
