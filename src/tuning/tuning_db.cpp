@@ -1,0 +1,178 @@
+#include "tuning/tuning_db.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/files.hpp"
+
+namespace fp8gemm::detail {
+namespace {
+
+constexpr int kFormatVersion = 1;
+constexpr int64_t kLargestBucket = int64_t(1) << 16;
+
+nlohmann::json metadata_json(const TuningMetadata& m) {
+  return {{"gpu", m.gpu_name},
+          {"sms", m.sm_count},
+          {"driver", m.driver_version},
+          {"nvrtc", m.nvrtc_version},
+          {"library", m.library_version}};
+}
+
+// Holds an exclusive flock on a lock file for its lifetime (no lock if it cannot be
+// opened: the atomic rename still keeps the file whole, only a concurrent merge may
+// then drop the other writer's newest entries).
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0) {
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) {
+      ::flock(fd_, LOCK_UN);
+      ::close(fd_);
+    }
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+std::string TuningMetadata::difference(const TuningMetadata& o) const {
+  if (gpu_name != o.gpu_name) return fmt::format("GPU '{}' vs '{}'", gpu_name, o.gpu_name);
+  if (sm_count != o.sm_count) return fmt::format("{} vs {} SMs", sm_count, o.sm_count);
+  if (driver_version != o.driver_version) return fmt::format("driver {} vs {}", driver_version, o.driver_version);
+  if (nvrtc_version != o.nvrtc_version) return fmt::format("NVRTC {} vs {}", nvrtc_version, o.nvrtc_version);
+  if (library_version != o.library_version)
+    return fmt::format("library {} vs {}", library_version, o.library_version);
+  return "";
+}
+
+int64_t m_bucket(int64_t m) {
+  int64_t bucket = 1;
+  while (bucket < m && bucket < kLargestBucket) bucket *= 2;
+  return bucket;
+}
+
+std::string TuningDb::key(KernelKind kind, int64_t m, int64_t n, int64_t k) {
+  return fmt::format("{}:n{}:k{}:m{}", kind_name(kind), n, k, m_bucket(m));
+}
+
+const TunedEntry* TuningDb::find(KernelKind kind, int64_t m, int64_t n, int64_t k) const {
+  auto it = entries_.find(key(kind, m, n, k));
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+void TuningDb::put(KernelKind kind, int64_t m, int64_t n, int64_t k, const TunedEntry& entry) {
+  entries_[key(kind, m, n, k)] = entry;
+}
+
+void TuningDb::merge_missing(const TuningDb& other) {
+  for (const auto& [k, e] : other.entries_) entries_.emplace(k, e);
+}
+
+std::string TuningDb::to_json() const {
+  nlohmann::json j;
+  j["format"] = kFormatVersion;
+  j["about"] = "fp8gemm tuning database: measured best kernel config per (kind, N, K, M bucket)";
+  j["metadata"] = metadata_json(metadata_);
+  nlohmann::json entries = nlohmann::json::object();
+  for (const auto& [k, e] : entries_)
+    entries[k] = {{"spec", nlohmann::json::parse(spec_to_json(e.spec))},
+                  {"m", e.m_measured},
+                  {"us", e.us},
+                  {"heuristic", e.heuristic},
+                  {"heuristic_us", e.heuristic_us}};
+  j["entries"] = std::move(entries);
+  return j.dump(2) + "\n";
+}
+
+std::optional<TuningDb> TuningDb::from_json(const std::string& text, std::string* why) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (j.at("format").get<int>() != kFormatVersion) {
+      *why = fmt::format("format {} (this library reads {})", j.at("format").get<int>(), kFormatVersion);
+      return std::nullopt;
+    }
+    const nlohmann::json& m = j.at("metadata");
+    TuningMetadata meta{m.at("gpu").get<std::string>(), m.at("sms").get<int>(), m.at("driver").get<int>(),
+                        m.at("nvrtc").get<std::string>(), m.at("library").get<std::string>()};
+    TuningDb db(meta);
+    for (const auto& [k, e] : j.at("entries").items()) {
+      TunedEntry entry;
+      entry.spec = spec_from_json(e.at("spec").dump());
+      const std::string illegal = spec_illegal_reason(entry.spec);
+      if (!illegal.empty()) {
+        *why = fmt::format("entry {}: {}", k, illegal);
+        return std::nullopt;
+      }
+      entry.m_measured = e.at("m").get<int64_t>();
+      entry.us = e.at("us").get<double>();
+      entry.heuristic = e.at("heuristic").get<std::string>();
+      entry.heuristic_us = e.at("heuristic_us").get<double>();
+      // The key must be the one this entry would be stored under.
+      if (key(entry.spec.kind, entry.m_measured, entry.spec.n, entry.spec.k) != k) {
+        *why = fmt::format("entry {} does not match its kernel {} and M {}", k, entry.spec.slug(), entry.m_measured);
+        return std::nullopt;
+      }
+      db.entries_[k] = entry;
+    }
+    return db;
+  } catch (const std::exception& e) {
+    *why = fmt::format("not a valid tuning database ({})", e.what());
+    return std::nullopt;
+  }
+}
+
+std::string tuning_db_path(const std::string& cache_dir, const TuningMetadata& metadata) {
+  std::string name;
+  for (char c : metadata.gpu_name) name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+  if (name.empty()) name = "unknown";
+  return fmt::format("{}/tuning/{}-{}sm.json", cache_dir, name, metadata.sm_count);
+}
+
+TuningDb load_tuning_db(const std::string& path, const TuningMetadata& expected, std::string* warning) {
+  if (::access(path.c_str(), F_OK) != 0) return TuningDb(expected);
+  const std::optional<std::string> text = read_file(path);
+  if (!text) {
+    *warning = fmt::format("tuning database {} is unreadable; using the heuristic", path);
+    return TuningDb(expected);
+  }
+  std::string why;
+  std::optional<TuningDb> db = TuningDb::from_json(*text, &why);
+  if (!db) {
+    *warning = fmt::format("tuning database {} ignored: {}; using the heuristic (re-run `fp8gemm tune`)", path, why);
+    return TuningDb(expected);
+  }
+  if (const std::string diff = db->metadata().difference(expected); !diff.empty()) {
+    *warning = fmt::format("tuning database {} was measured elsewhere ({}); ignored, using the heuristic", path, diff);
+    return TuningDb(expected);
+  }
+  return *db;
+}
+
+int save_tuning_db(const std::string& path, const TuningDb& db) {
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos) {
+    if (const int err = make_dirs(path.substr(0, slash))) return err;
+  }
+  FileLock lock(path + ".lock");
+  TuningDb merged = db;
+  std::string ignored;
+  const TuningDb current = load_tuning_db(path, db.metadata(), &ignored);
+  merged.merge_missing(current);
+  return write_file_atomic(path, merged.to_json());
+}
+
+}  // namespace fp8gemm::detail

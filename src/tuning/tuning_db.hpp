@@ -1,0 +1,82 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "problem/problem.hpp"
+
+namespace fp8gemm::detail {
+
+// What a tuning database was measured on. A database whose metadata differs from the
+// running device and software is ignored (kernels and timings would not transfer).
+struct TuningMetadata {
+  std::string gpu_name;
+  int sm_count = 0;
+  int driver_version = 0;
+  std::string nvrtc_version;
+  std::string library_version;
+
+  bool operator==(const TuningMetadata& o) const {
+    return gpu_name == o.gpu_name && sm_count == o.sm_count && driver_version == o.driver_version &&
+           nvrtc_version == o.nvrtc_version && library_version == o.library_version;
+  }
+  // "" if equal, else what differs (for the warning).
+  std::string difference(const TuningMetadata& o) const;
+};
+
+// M is only known at run time: problems are tuned per M bucket. Buckets are the powers
+// of two: M in (2^(i-1), 2^i] belongs to bucket 2^i (1, 2, 4, ..., 65536); larger M
+// share the last bucket.
+int64_t m_bucket(int64_t m);
+
+// One measured winner.
+struct TunedEntry {
+  KernelSpec spec;          // the winner (its N and K are the problem's)
+  int64_t m_measured = 0;   // the M it was timed at (the bucket's upper end, or the requested M)
+  double us = 0.0;          // its median time
+  std::string heuristic;    // the heuristic's choice for the same problem (slug) ...
+  double heuristic_us = 0;  // ... and its median time in the same measurement
+};
+
+// The database: per (kind, N, K, M bucket) the measured best config. Pure data plus
+// JSON; file I/O is in load_tuning_db / save_tuning_db.
+class TuningDb {
+ public:
+  explicit TuningDb(TuningMetadata metadata = {}) : metadata_(std::move(metadata)) {}
+
+  const TuningMetadata& metadata() const { return metadata_; }
+  const std::map<std::string, TunedEntry>& entries() const { return entries_; }
+
+  const TunedEntry* find(KernelKind kind, int64_t m, int64_t n, int64_t k) const;
+  void put(KernelKind kind, int64_t m, int64_t n, int64_t k, const TunedEntry& entry);
+  // Adds `other`'s entries that this one lacks (this one's win on conflicts).
+  void merge_missing(const TuningDb& other);
+
+  std::string to_json() const;
+  // Parses; std::nullopt with `why` set if the text is not a valid database.
+  static std::optional<TuningDb> from_json(const std::string& text, std::string* why);
+
+  static std::string key(KernelKind kind, int64_t m, int64_t n, int64_t k);
+
+ private:
+  TuningMetadata metadata_;
+  std::map<std::string, TunedEntry> entries_;
+};
+
+// Where the database for a device lives: <cache dir>/tuning/<gpu name>-<SMs>sm.json
+// (the name reduced to [A-Za-z0-9_-]).
+std::string tuning_db_path(const std::string& cache_dir, const TuningMetadata& metadata);
+
+// Reads the database at `path` for a device described by `expected`. A missing file is
+// an empty database (no warning); an unreadable, corrupt or mismatched one is an empty
+// database and `warning` says why (the caller reports it once).
+TuningDb load_tuning_db(const std::string& path, const TuningMetadata& expected, std::string* warning);
+
+// Merges `db` into whatever the file holds now (another process may have added entries:
+// under an exclusive lock on "<path>.lock", read, merge with `db`'s entries winning,
+// write atomically). A file with other metadata is replaced. Returns 0 or errno.
+int save_tuning_db(const std::string& path, const TuningDb& db);
+
+}  // namespace fp8gemm::detail
