@@ -41,6 +41,7 @@ enum class ErrorCode {
   CompileFailed,      // NVRTC rejected a generated kernel; the message holds the compile log
   CudaError,          // a CUDA driver call failed
   Internal,           // a bug in fp8gemm: please report it with the message
+  NotCached,          // cache-only mode: the kernel is not in the disk cache (run `fp8gemm prewarm`)
 };
 
 FP8GEMM_API const char* to_string(ErrorCode code) noexcept;
@@ -230,11 +231,67 @@ FP8GEMM_API RuntimeInfo runtime_info();
 struct Stats {
   uint64_t gemm_calls = 0;
   uint64_t kernels_compiled = 0;    // NVRTC compiles
+  uint64_t problems_tuned = 0;      // problems timed on the GPU to pick a config (tune(), tuning mode On)
+  uint64_t tuned_plans = 0;         // problems whose config came from the tuning database
   uint64_t disk_hits = 0;           // kernels read from the disk cache
   uint64_t disk_rejected = 0;       // corrupt / truncated / foreign entries replaced
   uint64_t modules_loaded = 0;      // kernels loaded onto a device
 };
 
 FP8GEMM_API Stats stats();
+
+// ---------------------------------------------------------------------------
+// Tuning
+// ---------------------------------------------------------------------------
+
+// How gemm_fp8_nt picks a kernel config for a problem (N, K, M bucket; see tune()).
+//   Off:    the analytical heuristic only.
+//   Cached: the measured winner from the tuning database when it has the problem, else
+//           the heuristic. Never times anything on a call. The default.
+//   On:     like Cached, but a problem the database lacks is tuned on its first call
+//           (candidates compiled and timed on the GPU, with the library's own buffers; the
+//           call takes seconds) and the winner is stored.
+// The initial mode comes from FP8GEMM_TUNING=off|cached|on.
+enum class TuningMode { Off = 0, Cached = 1, On = 2 };
+FP8GEMM_API void set_tuning_mode(TuningMode mode);
+FP8GEMM_API TuningMode tuning_mode();
+
+// Cache-only: a kernel missing from the disk cache makes gemm_fp8_nt (and kernel_name)
+// throw Error(NotCached) naming the prewarm command, instead of compiling it. For
+// production processes that must never compile. prewarm() and tune() still compile.
+// The initial value comes from FP8GEMM_CACHE_ONLY=1.
+FP8GEMM_API void set_cache_only(bool cache_only);
+FP8GEMM_API bool cache_only();
+
+struct TuneProgress {
+  size_t done = 0;        // problems tuned so far
+  size_t total = 0;       // distinct problems in the request
+  GemmShape shape;        // the one just finished
+  std::string kernel;     // its winner
+  double elapsed_s = 0;   // since tune() started
+};
+
+struct TuneOptions {
+  int candidates = 8;  // configs timed per problem; the heuristic's first choice is always one of them
+  int jobs = 0;        // compile threads; 0 = one per hardware thread
+  std::function<void(const TuneProgress&)> on_progress;  // called after each problem
+};
+
+struct TuneResult {
+  GemmShape shape;
+  std::string heuristic_kernel;  // what the heuristic picks ...
+  double heuristic_us = 0;       // ... and its time in this measurement
+  std::string tuned_kernel;      // the measured winner (stored in the tuning database) ...
+  double tuned_us = 0;           // ... and its time: never above heuristic_us
+  int candidates_timed = 0;
+};
+
+// Tunes each distinct shape (M > 0, N > 0) on the current context's device (else device
+// 0): compiles the candidates in parallel, times each on the GPU (warm-up, CUDA events,
+// median of batches of back-to-back calls rotating over input copies so that L2 does not
+// flatter small shapes; the library's own buffers, random data) and stores the winner in
+// the tuning database of that device kind under the shape's M bucket (M rounded up to a
+// power of two). Needs an sm_90 GPU; throws like gemm_fp8_nt otherwise.
+FP8GEMM_API std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOptions& options = {});
 
 }  // namespace fp8gemm

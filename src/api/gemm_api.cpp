@@ -1,7 +1,9 @@
 // gemm_fp8_nt: validate -> plan (config, kernel) -> TMA descriptors -> launch.
 
 #include "api/library.hpp"
-#include "driver/tma.hpp"
+#include "runtime/gemm_launch.hpp"
+#include "tuning/settings.hpp"
+#include "tuning/tuner.hpp"
 #include "problem/validate.hpp"
 #include "runtime/stats.hpp"
 #include "util/error.hpp"
@@ -14,15 +16,28 @@ namespace {
 
 void launch(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
             const ScaleMatrix& b_scales, const Bf16Matrix& d, Stream stream) {
-  const int64_t m = a.rows, n = b.rows, k = a.cols;
-  const CUtensorMap tma_a = encode_tma(tma_fp8_operand(a.data, m, k, a.ld, plan.a_box_rows));
-  const CUtensorMap tma_b = encode_tma(tma_fp8_operand(b.data, n, k, b.ld, plan.layout.b_box_rows));
-  const CUtensorMap tma_sfa = encode_tma(
-      tma_per_token_scales(a_scales.data, m, a_scales.cols, a_scales.col_stride, plan.sfa_box_rows));
-  CUtensorMap tma_d{};  // unused (and left zero) when the kernel stores D directly
-  if (plan.layout.tma_store) tma_d = encode_tma(tma_bf16_output(d.data, m, n, d.ld));
-  launch_gemm_1d2d(plan, tma_a, tma_b, tma_sfa, tma_d, b_scales.data, b_scales.row_stride, b_scales.col_stride,
-                   d.data, d.ld, static_cast<int>(m), reinterpret_cast<CUstream>(stream));
+  launch_gemm(plan, a, a_scales, b, b_scales, d, reinterpret_cast<CUstream>(stream));
+}
+
+// The plan of a problem's first call in this context: the tuning database's winner
+// (tuning it first in mode On), else the heuristic; in cache-only mode nothing compiles.
+const LaunchPlan& plan_first_call(DeviceRuntime& runtime, int64_t m, int64_t n, int64_t k) {
+  Library& library = Library::instance();
+  PlanOptions options;
+  options.may_compile = !current_cache_only();
+  const TuningMode mode = current_tuning_mode();
+  std::optional<KernelSpec> tuned;
+  if (mode != TuningMode::Off) {
+    const TuningMetadata metadata = device_metadata(runtime.props());
+    tuned = library.find_tuned(metadata, KernelKind::Gemm1D2D, m, n, k);
+    if (!tuned && mode == TuningMode::On) {
+      const TuneOutcome outcome = tune_problem(runtime, library.store(), m, n, k, TunerSettings{});
+      library.record_tuned(metadata, KernelKind::Gemm1D2D, m, n, k, outcome.best);
+      tuned = outcome.best.spec;
+    }
+  }
+  if (tuned) options.tuned = &*tuned;
+  return runtime.plan(m, n, k, library.store(), options);
 }
 
 }  // namespace
@@ -36,7 +51,9 @@ void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matri
   DeviceRuntime& runtime = Library::instance().runtime(call.context());
   const DeviceProps& device = runtime.props();
   validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
-  launch(runtime.plan(a.rows, b.rows, a.cols, Library::instance().store()), a, a_scales, b, b_scales, d, stream);
+  const LaunchPlan* plan = runtime.find_plan(a.rows, b.rows, a.cols);
+  if (plan == nullptr) plan = &plan_first_call(runtime, a.rows, b.rows, a.cols);
+  launch(*plan, a, a_scales, b, b_scales, d, stream);
 }
 
 void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
@@ -62,7 +79,8 @@ void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matri
   if (kernel_layout(spec).smem_bytes > device.max_smem_optin)
     fail(ErrorCode::InvalidArgument, "gemm_fp8_nt: config {} needs {} bytes of shared memory; device {} allows {}",
          spec.slug(), kernel_layout(spec).smem_bytes, device.ordinal, device.max_smem_optin);
-  launch(runtime.plan(a.rows, spec, Library::instance().store()), a, a_scales, b, b_scales, d, stream);
+  launch(runtime.plan(a.rows, spec, Library::instance().store(), !current_cache_only()), a, a_scales, b, b_scales, d,
+         stream);
 }
 
 }  // namespace fp8gemm

@@ -1,6 +1,7 @@
 // runtime_info and stats: what the library sees and has done.
 
 #include "api/library.hpp"
+#include "tuning/settings.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "driver/driver_api.hpp"
 #include "runtime/planner.hpp"
@@ -49,7 +50,12 @@ RuntimeInfo runtime_info() {
 std::string kernel_name(const GemmShape& shape) {
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n % 8 != 0 || shape.k % 16 != 0)
     throw Error(ErrorCode::InvalidArgument, "kernel_name: shape needs M, N, K > 0, N % 8 == 0, K % 16 == 0");
-  return plan_kernel(KernelKind::Gemm1D2D, shape.m, shape.n, shape.k, planning_traits(0), Library::instance().store())
+  const std::optional<KernelSpec> tuned = device0_tuned(shape.m, shape.n, shape.k);
+  PlanOptions options;
+  options.may_compile = !current_cache_only();
+  if (tuned) options.tuned = &*tuned;
+  return plan_kernel(KernelKind::Gemm1D2D, shape.m, shape.n, shape.k, planning_traits(0), Library::instance().store(),
+                     options)
       .spec.slug();
 }
 
@@ -60,6 +66,8 @@ Stats stats() {
   s.kernels_compiled = c.kernels_compiled.load();
   s.disk_hits = c.disk_hits.load();
   s.modules_loaded = c.modules_loaded.load();
+  s.problems_tuned = c.problems_tuned.load();
+  s.tuned_plans = c.tuned_plans.load();
   s.disk_rejected = Library::instance().disk().rejected();
   return s;
 }

@@ -1,6 +1,14 @@
 #include "api/library.hpp"
 
+#include <algorithm>
+#include <cstring>
+
+#include "compiler/nvrtc_compiler.hpp"
 #include "driver/driver_api.hpp"
+#include "fp8gemm/version.hpp"
+#include "tuning/settings.hpp"
+#include "util/files.hpp"
+#include "util/log.hpp"
 #include "util/env.hpp"
 #include "util/error.hpp"
 
@@ -23,6 +31,91 @@ DeviceRuntime& Library::runtime(CUcontext context) {
   last_context = context;
   last_runtime = it->second.get();
   return *last_runtime;
+}
+
+TuningMetadata device_metadata(const DeviceProps& device) {
+  TuningMetadata m;
+  m.gpu_name = device.name;
+  m.sm_count = device.sm_count;
+  driver().cuDriverGetVersion(&m.driver_version);
+  m.nvrtc_version = nvrtc_version();
+  m.library_version = FP8GEMM_VERSION_STRING;
+  return m;
+}
+
+TuningDb& Library::tuning_db_locked(const TuningMetadata& device) {
+  const std::string path = disk_.dir().empty() ? std::string() : tuning_db_path(disk_.dir(), device);
+  auto it = tuning_dbs_.find(path);
+  if (it != tuning_dbs_.end()) return it->second;
+  TuningDb db(device);
+  if (!path.empty()) {
+    std::string warning;
+    db = load_tuning_db(path, device, &warning);
+    if (!warning.empty()) log(LogLevel::Warn, "{}", warning);
+  }
+  return tuning_dbs_.emplace(path, std::move(db)).first->second;
+}
+
+std::optional<KernelSpec> Library::find_tuned(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n,
+                                              int64_t k) {
+  std::lock_guard<std::mutex> lock(tuning_mutex_);
+  const TunedEntry* e = tuning_db_locked(device).find(kind, m, n, k);
+  if (e == nullptr) return std::nullopt;
+  return e->spec;
+}
+
+void Library::record_tuned(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n, int64_t k,
+                           const TunedEntry& entry) {
+  std::lock_guard<std::mutex> lock(tuning_mutex_);
+  TuningDb& db = tuning_db_locked(device);
+  db.put(kind, m, n, k, entry);
+  if (disk_.dir().empty()) return;
+  TuningDb one(device);  // merge just this entry into the file (others may have written meanwhile)
+  one.put(kind, m, n, k, entry);
+  const std::string path = tuning_db_path(disk_.dir(), device);
+  if (const int err = save_tuning_db(path, one))
+    log(LogLevel::Warn, "could not write the tuning database {}: {}", path, std::strerror(err));
+}
+
+std::vector<KernelSpec> Library::tuned_anywhere(KernelKind kind, int64_t m, int64_t n, int64_t k) {
+  std::vector<KernelSpec> out;
+  if (disk_.dir().empty()) return out;
+  const std::string dir = disk_.dir() + "/tuning";
+  for (const std::string& name : list_files(dir)) {
+    if (name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
+    const std::optional<std::string> text = read_file(dir + "/" + name);
+    std::string why;
+    const std::optional<TuningDb> db = text ? TuningDb::from_json(*text, &why) : std::nullopt;
+    if (!db || db->metadata().nvrtc_version != nvrtc_version() ||
+        db->metadata().library_version != FP8GEMM_VERSION_STRING)
+      continue;
+    if (const TunedEntry* e = db->find(kind, m, n, k))
+      if (std::find(out.begin(), out.end(), e->spec) == out.end()) out.push_back(e->spec);
+  }
+  return out;
+}
+
+std::optional<TuningMetadata> device0_metadata() {
+  const DriverApi* cu = try_driver(nullptr);
+  if (cu == nullptr) return std::nullopt;
+  int count = 0;
+  CUdevice device = 0;
+  if (cu->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0 || cu->cuDeviceGet(&device, 0) != CUDA_SUCCESS)
+    return std::nullopt;
+  DeviceProps props;
+  char name[256] = {0};
+  if (cu->cuDeviceGetName(name, sizeof(name) - 1, device) != CUDA_SUCCESS ||
+      cu->cuDeviceGetAttribute(&props.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device) != CUDA_SUCCESS)
+    return std::nullopt;
+  props.name = name;
+  return device_metadata(props);
+}
+
+std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k) {
+  if (current_tuning_mode() == TuningMode::Off) return std::nullopt;
+  const std::optional<TuningMetadata> metadata = device0_metadata();
+  if (!metadata) return std::nullopt;
+  return Library::instance().find_tuned(*metadata, KernelKind::Gemm1D2D, m, n, k);
 }
 
 DeviceTraits planning_traits(int requested_sms) {

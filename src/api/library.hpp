@@ -2,7 +2,10 @@
 
 #include <cuda.h>
 
+#include <map>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <mutex>
 #include <unordered_map>
 
@@ -11,6 +14,7 @@
 #include "heuristics/heuristics.hpp"
 #include "runtime/device_runtime.hpp"
 #include "runtime/kernel_store.hpp"
+#include "tuning/tuning_db.hpp"
 
 namespace fp8gemm::detail {
 
@@ -27,14 +31,42 @@ class Library {
   // The runtime of `context`, created on first use; `context` must be current.
   DeviceRuntime& runtime(CUcontext context);
 
+  // Tuning databases, one per device kind, read from the cache directory at first use
+  // (a corrupt or mismatched file is reported once and treated as empty). Nothing is
+  // read or written when the cache is memory-only.
+  std::optional<KernelSpec> find_tuned(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n,
+                                       int64_t k);
+  // Records a measured winner and merges it into the database file.
+  void record_tuned(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n, int64_t k,
+                    const TunedEntry& entry);
+  // Winners for a problem in every database file of the cache directory that was
+  // measured with this library and NVRTC (any GPU): what a GPU-less prewarm compiles so
+  // that cache-only processes on those GPUs find their kernels.
+  std::vector<KernelSpec> tuned_anywhere(KernelKind kind, int64_t m, int64_t n, int64_t k);
+
  private:
   Library();
 
   DiskCache disk_;
   KernelStore store_;
+  TuningDb& tuning_db_locked(const TuningMetadata& device);
+
   std::mutex mutex_;
   std::unordered_map<CUcontext, std::unique_ptr<DeviceRuntime>> runtimes_;
+  std::mutex tuning_mutex_;
+  std::map<std::string, TuningDb> tuning_dbs_;  // by file path
 };
+
+// What the tuning database of a device is keyed by: its name and SM count, the driver,
+// NVRTC and library versions.
+TuningMetadata device_metadata(const DeviceProps& device);
+
+// The same for device 0 when a driver and a device are present (planning without a call
+// context: prewarm, kernel_name).
+std::optional<TuningMetadata> device0_metadata();
+
+// The tuning database's winner for a problem on device 0, if the tuning mode is not Off.
+std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k);
 
 // What to plan for when no call context is at hand (prewarm, kernel_name): the
 // requested SM count, else device 0's, else a 132-SM H100/H200.

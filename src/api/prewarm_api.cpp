@@ -55,8 +55,22 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
   auto worker = [&] {
     for (size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) {
       PlannedKernel planned;
+      std::vector<std::pair<KernelSpec, KernelSource>> extra;
       try {
-        planned = plan_kernel(KernelKind::Gemm1D2D, work[i].m, work[i].n, work[i].k, traits, store);
+        // What gemm_fp8_nt will run on device 0 (its tuning database's winner, else the
+        // heuristic), plus the winners other devices' databases in this cache directory
+        // hold, so that cache-only processes there find them too.
+        const std::optional<KernelSpec> tuned = device0_tuned(work[i].m, work[i].n, work[i].k);
+        PlanOptions plan_options;
+        if (tuned) plan_options.tuned = &*tuned;
+        planned = plan_kernel(KernelKind::Gemm1D2D, work[i].m, work[i].n, work[i].k, traits, store, plan_options);
+        for (const KernelSpec& s :
+             Library::instance().tuned_anywhere(KernelKind::Gemm1D2D, work[i].m, work[i].n, work[i].k))
+          if (!(s == planned.spec) && spec_illegal_reason(s).empty()) {
+            KernelSource source = KernelSource::Memory;
+            store.get(s, &source);
+            extra.emplace_back(s, source);
+          }
       } catch (...) {
         std::lock_guard<std::mutex> lock(mutex);
         if (!error) error = std::current_exception();
@@ -68,6 +82,13 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
         kernels.push_back(planned.spec);
         report.kernel_names.push_back(planned.spec.slug());
       }
+      for (const auto& [s, source] : extra)
+        if (std::find(kernels.begin(), kernels.end(), s) == kernels.end()) {
+          kernels.push_back(s);
+          report.kernel_names.push_back(s.slug());
+          if (source == KernelSource::Compiled) ++report.compiled;
+          if (source == KernelSource::Disk) ++report.from_disk;
+        }
       // A kernel is compiled (or read) by exactly one thread; the others find it in memory.
       if (planned.source == KernelSource::Compiled) ++report.compiled;
       if (planned.source == KernelSource::Disk) ++report.from_disk;

@@ -66,6 +66,17 @@ const Loaded& loaded() {
     load(a.cuLaunchKernelEx, "cuLaunchKernelEx", 11060);
     load(a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", 12000);
     load(a.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters", 11070);
+    load(a.cuMemAlloc, "cuMemAlloc", 3020);
+    load(a.cuMemFree, "cuMemFree", 3020);
+    load(a.cuMemcpyHtoD, "cuMemcpyHtoD", 3020);
+    load(a.cuStreamCreate, "cuStreamCreate", 2000);
+    load(a.cuStreamSynchronize, "cuStreamSynchronize", 2000);
+    load(a.cuStreamDestroy, "cuStreamDestroy", 4000);
+    load(a.cuEventCreate, "cuEventCreate", 2000);
+    load(a.cuEventRecord, "cuEventRecord", 2000);
+    load(a.cuEventSynchronize, "cuEventSynchronize", 2000);
+    load(a.cuEventElapsedTime, "cuEventElapsedTime", 2000);
+    load(a.cuEventDestroy, "cuEventDestroy", 4000);
     if (!ok) return l;
     if (const CUresult r = a.cuInit(0); r != CUDA_SUCCESS) {
       const char* name = nullptr;

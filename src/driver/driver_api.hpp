@@ -34,6 +34,18 @@ struct DriverApi {
   PFN_cuLaunchKernelEx_v11060 cuLaunchKernelEx = nullptr;
   PFN_cuTensorMapEncodeTiled_v12000 cuTensorMapEncodeTiled = nullptr;
   PFN_cuOccupancyMaxActiveClusters_v11070 cuOccupancyMaxActiveClusters = nullptr;
+  // Used by the tuner only (its own buffers, stream and timing).
+  PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
+  PFN_cuMemFree_v3020 cuMemFree = nullptr;
+  PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD = nullptr;
+  PFN_cuStreamCreate_v2000 cuStreamCreate = nullptr;
+  PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;
+  PFN_cuStreamDestroy_v4000 cuStreamDestroy = nullptr;
+  PFN_cuEventCreate_v2000 cuEventCreate = nullptr;
+  PFN_cuEventRecord_v2000 cuEventRecord = nullptr;
+  PFN_cuEventSynchronize_v2000 cuEventSynchronize = nullptr;
+  PFN_cuEventElapsedTime_v2000 cuEventElapsedTime = nullptr;
+  PFN_cuEventDestroy_v4000 cuEventDestroy = nullptr;
 };
 
 // The driver table, loaded and cuInit'ed once. Throws Error(NoDriver) when there is no

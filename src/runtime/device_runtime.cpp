@@ -31,7 +31,14 @@ DeviceRuntime::DeviceRuntime(CUcontext context) : context_(context) {
       attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "cuDeviceGetAttribute(smem opt-in)");
 }
 
-const LaunchPlan& DeviceRuntime::plan(int64_t m, int64_t n, int64_t k, KernelStore& store) {
+const LaunchPlan* DeviceRuntime::find_plan(int64_t m, int64_t n, int64_t k) {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto it = plans_.find(PlanKey{m, n, k});
+  return it == plans_.end() ? nullptr : &it->second;
+}
+
+const LaunchPlan& DeviceRuntime::plan(int64_t m, int64_t n, int64_t k, KernelStore& store,
+                                      const PlanOptions& options) {
   const PlanKey key{m, n, k};
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
@@ -40,20 +47,20 @@ const LaunchPlan& DeviceRuntime::plan(int64_t m, int64_t n, int64_t k, KernelSto
   }
   // First sight of this shape on this device: choose, build and load outside the lock
   // (compiling can take a second; other shapes keep launching meanwhile).
-  const PlannedKernel planned = plan_kernel(KernelKind::Gemm1D2D, m, n, k, traits(), store);
+  const PlannedKernel planned = plan_kernel(KernelKind::Gemm1D2D, m, n, k, traits(), store, options);
   LaunchPlan p = finish_plan(m, planned.spec, *planned.binary);
   std::unique_lock<std::shared_mutex> lock(mutex_);
   return plans_.emplace(key, p).first->second;
 }
 
-const LaunchPlan& DeviceRuntime::plan(int64_t m, const KernelSpec& spec, KernelStore& store) {
+const LaunchPlan& DeviceRuntime::plan(int64_t m, const KernelSpec& spec, KernelStore& store, bool may_compile) {
   const SpecPlanKey key{m, spec};
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     auto it = spec_plans_.find(key);
     if (it != spec_plans_.end()) return it->second;
   }
-  LaunchPlan p = finish_plan(m, spec, *store.get(spec));
+  LaunchPlan p = finish_plan(m, spec, *store.get(spec, nullptr, may_compile));
   std::unique_lock<std::shared_mutex> lock(mutex_);
   return spec_plans_.emplace(key, p).first->second;
 }

@@ -11,6 +11,7 @@
 #include "heuristics/heuristics.hpp"
 #include "problem/problem.hpp"
 #include "runtime/kernel_store.hpp"
+#include "runtime/planner.hpp"
 
 namespace fp8gemm::detail {
 
@@ -48,9 +49,12 @@ class DeviceRuntime {
   // The plan for a validated problem. After the first call for a shape this is one
   // hash lookup under a shared lock: no hashing of source, no I/O, no allocation.
   // The context must be current (it is where new modules are loaded).
-  const LaunchPlan& plan(int64_t m, int64_t n, int64_t k, KernelStore& store);
+  // `options` matter only the first time a shape is planned in this context.
+  const LaunchPlan& plan(int64_t m, int64_t n, int64_t k, KernelStore& store, const PlanOptions& options = {});
   // The plan for a validated problem run with a given (legal) kernel spec.
-  const LaunchPlan& plan(int64_t m, const KernelSpec& spec, KernelStore& store);
+  const LaunchPlan& plan(int64_t m, const KernelSpec& spec, KernelStore& store, bool may_compile = true);
+  // The plan of a shape planned before, else nullptr (one lookup under a shared lock).
+  const LaunchPlan* find_plan(int64_t m, int64_t n, int64_t k);
 
  private:
   struct PlanKey {

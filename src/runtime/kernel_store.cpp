@@ -35,7 +35,8 @@ Counters& counters() {
   return c;
 }
 
-std::shared_ptr<const KernelBinary> KernelStore::get(const KernelSpec& spec, KernelSource* source) {
+std::shared_ptr<const KernelBinary> KernelStore::get(const KernelSpec& spec, KernelSource* source,
+                                                     bool may_compile) {
   using Ptr = std::shared_ptr<const KernelBinary>;
   std::promise<Ptr> promise;
   std::shared_future<Ptr> existing;
@@ -56,7 +57,7 @@ std::shared_ptr<const KernelBinary> KernelStore::get(const KernelSpec& spec, Ker
     return existing.get();
   }
   try {
-    Ptr binary = build(spec, source);
+    Ptr binary = build(spec, source, may_compile);
     promise.set_value(binary);
     return binary;
   } catch (...) {
@@ -67,7 +68,8 @@ std::shared_ptr<const KernelBinary> KernelStore::get(const KernelSpec& spec, Ker
   }
 }
 
-std::shared_ptr<const KernelBinary> KernelStore::build(const KernelSpec& spec, KernelSource* source) {
+std::shared_ptr<const KernelBinary> KernelStore::build(const KernelSpec& spec, KernelSource* source,
+                                                       bool may_compile) {
   const GeneratedKernel generated = generate_kernel(spec);
   auto binary = std::make_shared<KernelBinary>();
   binary->spec = spec;
@@ -81,6 +83,12 @@ std::shared_ptr<const KernelBinary> KernelStore::build(const KernelSpec& spec, K
     log(LogLevel::Debug, "kernel {} found in the disk cache", generated.slug);
     return binary;
   }
+  if (!may_compile)
+    fail(ErrorCode::NotCached,
+         "kernel {} is not in the kernel cache ({}) and cache-only mode is on (FP8GEMM_CACHE_ONLY / "
+         "fp8gemm::set_cache_only): compile it beforehand with `fp8gemm prewarm --shapes <shape set>` "
+         "using the same cache directory",
+         generated.slug, disk_.dir().empty() ? std::string("memory only") : disk_.dir());
   CompiledKernel compiled = compile_kernel(generated);
   counters().kernels_compiled.fetch_add(1);
   check_register_budget(spec, compiled);

@@ -30,12 +30,15 @@ class KernelStore {
  public:
   explicit KernelStore(DiskCache& disk) : disk_(disk) {}
 
-  std::shared_ptr<const KernelBinary> get(const KernelSpec& spec, KernelSource* source = nullptr);
+  // With may_compile false, a kernel that is neither in memory nor on disk throws
+  // Error(NotCached) instead of being compiled (cache-only mode).
+  std::shared_ptr<const KernelBinary> get(const KernelSpec& spec, KernelSource* source = nullptr,
+                                          bool may_compile = true);
 
   DiskCache& disk() { return disk_; }
 
  private:
-  std::shared_ptr<const KernelBinary> build(const KernelSpec& spec, KernelSource* source);
+  std::shared_ptr<const KernelBinary> build(const KernelSpec& spec, KernelSource* source, bool may_compile);
 
   DiskCache& disk_;
   std::mutex mutex_;

@@ -1,18 +1,31 @@
 #include "runtime/planner.hpp"
 
+#include "runtime/stats.hpp"
 #include "util/log.hpp"
 
 namespace fp8gemm::detail {
 
 PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, const DeviceTraits& device,
-                          KernelStore& store) {
+                          KernelStore& store, const PlanOptions& options) {
   constexpr size_t kMaxTries = 4;
+  if (options.tuned != nullptr && options.tuned->n == n && options.tuned->k == k &&
+      spec_illegal_reason(*options.tuned).empty() &&
+      kernel_layout(*options.tuned).smem_bytes <= device.max_smem_bytes) {
+    PlannedKernel p;
+    p.spec = *options.tuned;
+    p.binary = store.get(p.spec, &p.source, options.may_compile);
+    if (!p.binary->resources.slow_path()) {
+      counters().tuned_plans.fetch_add(1);
+      return p;
+    }
+    log(LogLevel::Warn, "tuned kernel {} compiled to a slow path here; using the heuristic", p.spec.slug());
+  }
   const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device);
   PlannedKernel first;
   for (size_t i = 0; i < ranked.size() && i < kMaxTries; ++i) {
     PlannedKernel p;
     p.spec = ranked[i].spec;
-    p.binary = store.get(p.spec, &p.source);
+    p.binary = store.get(p.spec, &p.source, options.may_compile);
     if (!p.binary->resources.slow_path()) return p;
     log(LogLevel::Debug, "{} compiled to a slow path (local memory or serialized wgmma); trying the next candidate",
         p.spec.slug());

@@ -15,10 +15,16 @@ struct PlannedKernel {
   KernelSource source = KernelSource::Memory;
 };
 
-// The heuristic's ranked candidates, in order, skipping any that compiled to a slow
-// path (local memory, or wgmma serialized by ptxas: it happens to one config at one
-// shape now and then). If the first few all do, the first is used, with a warning.
+// The tuned spec if one is given (and legal, and not a slow path), else the heuristic's
+// ranked candidates, in order, skipping any that compiled to a slow path (local memory,
+// or wgmma serialized by ptxas: it happens to one config at one shape now and then). If
+// the first few all do, the first is used, with a warning.
+struct PlanOptions {
+  bool may_compile = true;          // false: cache-only (a missing kernel throws NotCached)
+  const KernelSpec* tuned = nullptr;  // a measured winner to use first (tuning database)
+};
+
 PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, const DeviceTraits& device,
-                          KernelStore& store);
+                          KernelStore& store, const PlanOptions& options = {});
 
 }  // namespace fp8gemm::detail

@@ -11,6 +11,8 @@ struct Counters {
   std::atomic<uint64_t> kernels_compiled{0};
   std::atomic<uint64_t> disk_hits{0};
   std::atomic<uint64_t> modules_loaded{0};
+  std::atomic<uint64_t> problems_tuned{0};
+  std::atomic<uint64_t> tuned_plans{0};
 };
 
 Counters& counters();

@@ -25,6 +25,13 @@ LogLevel parse_level(const char* s, bool* bad) {
 
 }  // namespace
 
+int parse_tuning_mode(const std::string& text) {
+  if (text == "off") return 0;
+  if (text == "cached") return 1;
+  if (text == "on") return 2;
+  return -1;
+}
+
 std::string resolve_cache_dir(const char* fp8gemm_cache_dir, const char* xdg_cache_home,
                               const char* home) {
   if (nonempty(fp8gemm_cache_dir)) return fp8gemm_cache_dir;
@@ -44,6 +51,13 @@ const Environment& env() {
     const char* level = std::getenv("FP8GEMM_LOG_LEVEL");
     r.log_level = parse_level(level, &bad);
     if (bad) r.rejected_log_level = level;
+    if (const char* tuning = std::getenv("FP8GEMM_TUNING"); nonempty(tuning)) {
+      const int mode = parse_tuning_mode(tuning);
+      if (mode < 0) r.rejected_tuning = tuning;
+      else r.tuning_mode = mode;
+    }
+    const char* cache_only = std::getenv("FP8GEMM_CACHE_ONLY");
+    r.cache_only = nonempty(cache_only) && std::strcmp(cache_only, "0") != 0;
     return r;
   }();
   return e;

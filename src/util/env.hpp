@@ -13,7 +13,13 @@ struct Environment {
   bool disk_cache = true;     // FP8GEMM_DISK_CACHE=0 keeps compiled kernels in memory only
   LogLevel log_level;         // FP8GEMM_LOG_LEVEL
   std::string rejected_log_level;  // an unrecognised FP8GEMM_LOG_LEVEL value, reported once
+  int tuning_mode = 1;        // FP8GEMM_TUNING: off (0), cached (1, default), on (2)
+  std::string rejected_tuning;  // an unrecognised FP8GEMM_TUNING value, reported once
+  bool cache_only = false;    // FP8GEMM_CACHE_ONLY=1: never compile on a call; a missing kernel is an error
 };
+
+// "off" / "cached" / "on" -> 0 / 1 / 2; -1 if not one of them.
+int parse_tuning_mode(const std::string& text);
 
 const Environment& env();
 

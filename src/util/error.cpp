@@ -11,6 +11,7 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::CompileFailed: return "kernel compile failed";
     case ErrorCode::CudaError: return "CUDA error";
     case ErrorCode::Internal: return "internal error";
+    case ErrorCode::NotCached: return "kernel not cached";
   }
   return "unknown error";
 }

@@ -1,0 +1,215 @@
+#include "tuning/tuner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "driver/driver_api.hpp"
+#include "heuristics/heuristics.hpp"
+#include "runtime/gemm_launch.hpp"
+#include "runtime/stats.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace fp8gemm::detail {
+namespace {
+
+constexpr size_t kRotationBytes = size_t(256) << 20;  // > 4x the 50-60 MB L2 of H100/H200
+constexpr int kMaxSets = 8;
+
+// Device memory owned by the tuner.
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(size_t bytes) : bytes_(bytes) {
+    if (bytes_ > 0) check_cu(driver().cuMemAlloc(&ptr_, bytes_), "cuMemAlloc (tuning buffers)");
+  }
+  ~DeviceMemory() {
+    if (ptr_ != 0) driver().cuMemFree(ptr_);
+  }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  void* get() const { return reinterpret_cast<void*>(ptr_); }
+  void upload(const void* host, size_t bytes) const {
+    check_cu(driver().cuMemcpyHtoD(ptr_, host, bytes), "cuMemcpyHtoD (tuning buffers)");
+  }
+
+ private:
+  size_t bytes_;
+  CUdeviceptr ptr_ = 0;
+};
+
+// Deterministic pseudo-random finite e4m3 bytes (NaN encodings 0x7f/0xff avoided) and
+// positive scales.
+std::vector<uint8_t> random_fp8(size_t count, uint64_t seed) {
+  std::vector<uint8_t> v(count);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (size_t i = 0; i < count; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    uint8_t b = static_cast<uint8_t>(x >> 24);
+    if ((b & 0x7f) == 0x7f) b ^= 0x40;
+    v[i] = b;
+  }
+  return v;
+}
+
+std::vector<float> random_scales(size_t count, uint64_t seed) {
+  std::vector<float> v(count);
+  for (size_t i = 0; i < count; ++i) v[i] = 0.5f + static_cast<float>((seed * 31 + i * 7) % 97) / 97.0f;
+  return v;
+}
+
+struct OperandSet {
+  DeviceMemory a, sfa, b, sfb, d;
+  OperandSet(size_t a_bytes, size_t sfa_bytes, size_t b_bytes, size_t sfb_bytes, size_t d_bytes)
+      : a(a_bytes), sfa(sfa_bytes), b(b_bytes), sfb(sfb_bytes), d(d_bytes) {}
+};
+
+}  // namespace
+
+std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const DeviceTraits& device, int count) {
+  const std::vector<RankedConfig> ranked = rank_configs(KernelKind::Gemm1D2D, m, n, k, device);
+  std::vector<KernelSpec> out;
+  auto add = [&](const KernelSpec& s) {
+    if (static_cast<int>(out.size()) < count && spec_illegal_reason(s).empty() &&
+        std::find(out.begin(), out.end(), s) == out.end())
+      out.push_back(s);
+  };
+  const int main_count = std::max(1, count - 2);
+  for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < main_count; ++i) add(ranked[i].spec);
+  // Rasterization is not modelled: try the first choice with narrower and wider stripes.
+  for (int group : {16, 4}) {
+    KernelSpec s = ranked.front().spec;
+    s.config.group_n = group;
+    add(s);
+  }
+  for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < count; ++i) add(ranked[i].spec);
+  return out;
+}
+
+TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, int64_t m, int64_t n, int64_t k,
+                         const TunerSettings& settings) {
+  const DriverApi& cu = driver();
+  const std::vector<KernelSpec> candidates =
+      tuning_candidates(m, n, k, runtime.traits(), std::max(1, settings.candidates));
+
+  // Compile (or load) every candidate, in parallel.
+  std::vector<std::shared_ptr<const KernelBinary>> binaries(candidates.size());
+  std::vector<std::string> notes(candidates.size());
+  {
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t i = next.fetch_add(1); i < candidates.size(); i = next.fetch_add(1)) {
+        try {
+          binaries[i] = store.get(candidates[i]);
+          if (binaries[i]->resources.slow_path()) notes[i] = "compiled to a slow path (local memory)";
+        } catch (const std::exception& e) {
+          notes[i] = e.what();
+        }
+      }
+    };
+    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    const size_t jobs = std::min<size_t>(candidates.size(), settings.jobs > 0 ? settings.jobs : hardware);
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < jobs; ++t) threads.emplace_back(worker);
+    worker();
+    for (std::thread& t : threads) t.join();
+  }
+
+  // Operands: random data, copied into enough sets that rotating over them defeats L2.
+  const int64_t kb = (k + 127) / 128, nb = (n + 127) / 128;
+  const int64_t sfa_stride = per_token_scale_stride(m);
+  const size_t a_bytes = size_t(m * k), b_bytes = size_t(n * k), sfa_bytes = size_t(sfa_stride * kb) * 4,
+               sfb_bytes = size_t(nb * kb) * 4, d_bytes = size_t(m * n) * 2;
+  const size_t set_bytes = a_bytes + b_bytes + sfa_bytes + sfb_bytes + d_bytes;
+  const int sets = static_cast<int>(std::clamp<size_t>((kRotationBytes + set_bytes - 1) / set_bytes, 1, kMaxSets));
+  const std::vector<uint8_t> host_a = random_fp8(a_bytes, 1), host_b = random_fp8(b_bytes, 2);
+  const std::vector<float> host_sfa = random_scales(sfa_bytes / 4, 3), host_sfb = random_scales(sfb_bytes / 4, 4);
+  std::vector<std::unique_ptr<OperandSet>> operands;
+  for (int i = 0; i < sets; ++i) {
+    operands.push_back(std::make_unique<OperandSet>(a_bytes, sfa_bytes, b_bytes, sfb_bytes, d_bytes));
+    operands.back()->a.upload(host_a.data(), a_bytes);
+    operands.back()->b.upload(host_b.data(), b_bytes);
+    operands.back()->sfa.upload(host_sfa.data(), sfa_bytes);
+    operands.back()->sfb.upload(host_sfb.data(), sfb_bytes);
+  }
+
+  CUstream stream = nullptr;
+  check_cu(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate (tuning)");
+  CUevent start = nullptr, stop = nullptr;
+  check_cu(cu.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  check_cu(cu.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  struct Cleanup {
+    CUstream s;
+    CUevent a, b;
+    ~Cleanup() {
+      driver().cuEventDestroy(a);
+      driver().cuEventDestroy(b);
+      driver().cuStreamDestroy(s);
+    }
+  } cleanup{stream, start, stop};
+
+  TuneOutcome outcome;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    TimedConfig t;
+    t.spec = candidates[i];
+    t.note = notes[i];
+    if (binaries[i] && t.note.empty()) {
+      try {
+        const LaunchPlan& plan = runtime.plan(m, candidates[i], store);
+        auto call = [&](int set) {
+          const OperandSet& o = *operands[size_t(set % sets)];
+          launch_gemm(plan, Fp8Matrix{o.a.get(), m, k, k},
+                      ScaleMatrix{static_cast<const float*>(o.sfa.get()), m, kb, 1, sfa_stride},
+                      Fp8Matrix{o.b.get(), n, k, k}, block_scales(static_cast<const float*>(o.sfb.get()), n, k),
+                      Bf16Matrix{o.d.get(), m, n, n}, stream);
+        };
+        for (int w = 0; w < 3; ++w) call(w);
+        check_cu(cu.cuStreamSynchronize(stream), "cuStreamSynchronize (tuning warm-up)");
+        std::vector<double> per_call;
+        for (int b = 0; b < settings.batches; ++b) {
+          check_cu(cu.cuEventRecord(start, stream), "cuEventRecord");
+          for (int c = 0; c < settings.calls_per_batch; ++c) call(b * settings.calls_per_batch + c);
+          check_cu(cu.cuEventRecord(stop, stream), "cuEventRecord");
+          check_cu(cu.cuEventSynchronize(stop), "cuEventSynchronize (tuning)");
+          float ms = 0;
+          check_cu(cu.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+          per_call.push_back(1e3 * ms / settings.calls_per_batch);
+        }
+        std::nth_element(per_call.begin(), per_call.begin() + per_call.size() / 2, per_call.end());
+        t.us = per_call[per_call.size() / 2];
+      } catch (const Error& e) {
+        t.note = e.what();
+        // A failed launch can leave the stream in error; a fresh tuning run starts clean.
+        if (e.code() == ErrorCode::CudaError) {
+          outcome.timed.push_back(t);
+          throw;
+        }
+      }
+    }
+    log(LogLevel::Info, "tuning M={} N={} K={}: {} {}", m, n, k, t.spec.slug(),
+        t.us > 0 ? fmt::format("{:.1f} us", t.us) : "skipped: " + t.note);
+    outcome.timed.push_back(std::move(t));
+  }
+
+  const TimedConfig* best = nullptr;
+  const TimedConfig* heuristic = nullptr;
+  for (const TimedConfig& t : outcome.timed) {
+    if (t.us <= 0) continue;
+    if (heuristic == nullptr) heuristic = &t;  // the model's first choice that runs
+    if (best == nullptr || t.us < best->us) best = &t;
+  }
+  if (best == nullptr)
+    fail(ErrorCode::CompileFailed, "tuning M={} N={} K={}: no candidate could run (first: {})", m, n, k,
+         outcome.timed.empty() ? "none" : outcome.timed.front().note);
+  outcome.best.spec = best->spec;
+  outcome.best.m_measured = m;
+  outcome.best.us = best->us;
+  outcome.best.heuristic = heuristic->spec.slug();
+  outcome.best.heuristic_us = heuristic->us;
+  counters().problems_tuned.fetch_add(1);
+  return outcome;
+}
+
+}  // namespace fp8gemm::detail

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/device_runtime.hpp"
+#include "runtime/kernel_store.hpp"
+#include "tuning/tuning_db.hpp"
+
+namespace fp8gemm::detail {
+
+struct TunerSettings {
+  int candidates = 8;       // configs timed per problem (the heuristic's first choice always among them)
+  int jobs = 0;             // compile threads (0: one per hardware thread)
+  int batches = 7;          // timed batches per config; the median batch counts
+  int calls_per_batch = 10;  // back-to-back calls per batch, rotating over input copies
+};
+
+struct TimedConfig {
+  KernelSpec spec;
+  double us = 0.0;     // median per-call time; 0 if it could not run
+  std::string note;    // why it could not run
+};
+
+struct TuneOutcome {
+  TunedEntry best;                 // the winner, with the heuristic's choice and time
+  std::vector<TimedConfig> timed;  // every candidate, in the heuristic's order
+};
+
+// The candidates for a problem: the heuristic's ranking (first choice first), its best
+// few with other rasterizations, without duplicates.
+std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const DeviceTraits& device, int count);
+
+// Compiles the candidates (in parallel) and times each on the runtime's device, whose
+// context must be current, with buffers of its own: random e4m3 operands and scales,
+// copied often enough that consecutive calls do not find their inputs in L2. Nothing the
+// caller owns is touched. Throws Error(CudaError) if memory cannot be allocated.
+TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, int64_t m, int64_t n, int64_t k,
+                         const TunerSettings& settings);
+
+}  // namespace fp8gemm::detail
