@@ -136,6 +136,11 @@ TEST(Cli, ArgumentErrors) {
   r = run_cli("--help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("prewarm"), std::string::npos) << r.output;
+  r = run_cli("tune");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--shapes"), std::string::npos) << r.output;
+  r = run_cli("tune --candidates 0 --shapes " + write_shapes(dir.path(), R"({"dense": {"mnk": [[4, 256, 512]]}})"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   // Malformed kernel configs are command-line errors, before any GPU work.
   for (const char* bad : {"256", "256,128", "a,b,c", "256,128,3,8,1,1,2,9", "256,,3", "256,128,-"}) {
     r = run_cli(std::string("check --config ") + bad);
@@ -145,6 +150,21 @@ TEST(Cli, ArgumentErrors) {
                 " --config " + bad);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
   }
+}
+
+// Tuning times kernels on a GPU: without one, tune and prewarm --tune say so and exit 4
+// (prewarm alone compiles).
+TEST(Cli, TuneNeedsAGpu) {
+  std::string why;
+  if (fp8gemm::detail::try_driver(&why) != nullptr) GTEST_SKIP() << "a CUDA driver is present";
+  fp8gemm::test::TempDir dir;
+  const std::string shapes = write_shapes(dir.path(), R"({"dense": {"mnk": [[4, 256, 512]]}})");
+  Result r = run_cli("--cache-dir " + dir.path() + "/c tune --shapes " + shapes);
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("no sm_90 GPU"), std::string::npos) << r.output;
+  r = run_cli("--cache-dir " + dir.path() + "/c prewarm --tune --shapes " + shapes);
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("without --tune"), std::string::npos) << r.output;
 }
 
 TEST(Cli, InfoAndCheckWithoutGpu) {

@@ -60,6 +60,15 @@ int run_check(const CheckOptions& o) {
     throw std::runtime_error(std::string("kernel failed: ") + cudaGetErrorString(cudaGetLastError()));
   float first_ms = 0;
   cudaEventElapsedTime(&first_ms, start, stop);
+  const Stats after_first = stats();
+  fmt::print("check: first call {:.2f} ms (compiles {}, kernels read from disk {}, problems tuned {}, config from "
+             "the tuning database {})\n",
+             first_ms, after_first.kernels_compiled, after_first.disk_hits, after_first.problems_tuned,
+             after_first.tuned_plans);
+  if (o.expect_warm && (after_first.kernels_compiled > 0 || after_first.problems_tuned > 0)) {
+    fmt::print(stderr, "check: --expect-warm, but the first call compiled or tuned (cache or database not warm)\n");
+    return 1;
+  }
 
   std::vector<uint16_t> d(size_t(o.m * o.n));
   cudaMemcpy(d.data(), dd.get(), d.size() * 2, cudaMemcpyDeviceToHost);

@@ -1,8 +1,10 @@
-// fp8gemm: the command-line tool (prewarm the kernel cache, check a GPU, show setup).
-// Exit codes: 0 success; 1 error (message on stderr); 2 bad command line;
+// fp8gemm: the command-line tool (prewarm the kernel cache, tune, check a GPU, bench,
+// show setup). Exit codes: 0 success; 1 error (message on stderr); 2 bad command line;
 // 3 `check` found wrong results (or `bench` found fp8gemm and cuBLASLt disagreeing);
-// 4 no sm_90 GPU for `check` (without --skip-without-gpu) or `bench`.
+// 4 no sm_90 GPU for `check` (without --skip-without-gpu), `bench`, `tune`, `prewarm --tune`.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -55,6 +57,54 @@ int run_prewarm(const std::string& shapes_path, int jobs, int sms, bool quiet) {
   return 0;
 }
 
+bool have_sm90_gpu() {
+  for (const fp8gemm::DeviceInfo& d : fp8gemm::runtime_info().devices)
+    if (d.supported) return true;
+  return false;
+}
+
+// Times the candidates of every shape on the GPU and stores the winners in the tuning
+// database; prints heuristic vs tuned per shape.
+int run_tune(const std::vector<fp8gemm::GemmShape>& shapes, int candidates, int jobs, bool quiet) {
+  if (!have_sm90_gpu()) {
+    fmt::print(stderr, "tune: no sm_90 GPU; tuning times kernels on the GPU (prewarm compiles without one)\n");
+    return 4;
+  }
+  fp8gemm::TuneOptions options;
+  options.candidates = candidates;
+  options.jobs = jobs;
+  size_t distinct = 0;
+  {
+    std::vector<fp8gemm::GemmShape> seen;
+    for (const fp8gemm::GemmShape& s : shapes)
+      if (s.m > 0 && s.n > 0 &&
+          std::none_of(seen.begin(), seen.end(),
+                       [&](const fp8gemm::GemmShape& x) { return x.m == s.m && x.n == s.n && x.k == s.k; }))
+        seen.push_back(s);
+    distinct = seen.size();
+  }
+  fp8gemm::cli::Progress progress("tune", distinct, quiet);
+  options.on_progress = [&](const fp8gemm::TuneProgress& p) {
+    progress.step(p.done, fmt::format("{}x{}x{}", p.shape.m, p.shape.n, p.shape.k), p.kernel, p.elapsed_s);
+  };
+  const std::vector<fp8gemm::TuneResult> results = fp8gemm::tune(shapes, options);
+  progress.finish();
+  fmt::print("{:>6} {:>6} {:>6} | {:>10} {:>10} {:>7} | {}\n", "M", "N", "K", "heuristic", "tuned", "gain",
+             "tuned kernel (heuristic's)");
+  double log_gain = 0;
+  for (const fp8gemm::TuneResult& r : results) {
+    fmt::print("{:>6} {:>6} {:>6} | {:>8.1f}us {:>8.1f}us {:>6.1f}% | {}{}\n", r.shape.m, r.shape.n, r.shape.k,
+               r.heuristic_us, r.tuned_us, 100.0 * (r.heuristic_us / r.tuned_us - 1.0), r.tuned_kernel,
+               r.tuned_kernel == r.heuristic_kernel ? "" : " (" + r.heuristic_kernel + ")");
+    log_gain += std::log(r.heuristic_us / r.tuned_us);
+  }
+  if (!results.empty())
+    fmt::print("tune: {} problems, geometric-mean gain over the heuristic {:.1f}%; database in {}/tuning\n",
+               results.size(), 100.0 * (std::exp(log_gain / double(results.size())) - 1.0),
+               fp8gemm::runtime_info().cache_dir);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,6 +130,21 @@ int main(int argc, char** argv) {
   prewarm->add_option("--sms", sms, "Plan for this many SMs (default: the GPU's, else 132 = H100/H200 SXM)")
       ->check(CLI::NonNegativeNumber);
   prewarm->add_flag("-q,--quiet", quiet, "No progress output");
+  bool prewarm_tune = false;
+  prewarm->add_flag("--tune", prewarm_tune,
+                    "Then time the candidates of every shape on the GPU and store the winners in the tuning "
+                    "database (needs an sm_90 GPU)");
+  int candidates = 8;
+  prewarm->add_option("--candidates", candidates, "With --tune: configs timed per shape")->check(CLI::Range(1, 64));
+
+  CLI::App* tune = app.add_subcommand(
+      "tune", "Time candidate kernels for every shape of a set on the GPU and store the winners (needs an sm_90 GPU)");
+  std::string tune_shapes;
+  tune->add_option("--shapes", tune_shapes, "Shape set (JSON)")->required()->check(CLI::ExistingFile);
+  tune->add_option("--candidates", candidates, "Configs timed per shape (the heuristic's choice is always one)")
+      ->check(CLI::Range(1, 64));
+  tune->add_option("-j,--jobs", jobs, "Compile threads (default: one per hardware thread)")->check(CLI::NonNegativeNumber);
+  tune->add_flag("-q,--quiet", quiet, "No progress output");
 
   CLI::App* check = app.add_subcommand("check", "Run one GEMM on the GPU and compare it with an fp64 reference");
   fp8gemm::cli::CheckOptions check_options;
@@ -90,6 +155,8 @@ int main(int argc, char** argv) {
   std::string check_config;
   check->add_option("--config", check_config,
                     "Run this kernel config instead of the library's choice (same format as bench --config)");
+  check->add_flag("--expect-warm", check_options.expect_warm,
+                  "Fail (exit 1) if the first call had to compile or tune (checks a shipped cache and database)");
   check->add_flag("--skip-without-gpu", check_options.skip_without_gpu,
                   "Exit 0 with a note when there is no sm_90 GPU (for scripts that also run on build machines)");
 
@@ -138,7 +205,16 @@ int main(int argc, char** argv) {
 
   try {
     if (*info) return run_info();
-    if (*prewarm) return run_prewarm(shapes, jobs, sms, quiet);
+    if (*prewarm) {
+      if (prewarm_tune && !have_sm90_gpu()) {
+        fmt::print(stderr, "prewarm --tune: no sm_90 GPU; run prewarm without --tune to compile only\n");
+        return 4;
+      }
+      const int status = run_prewarm(shapes, jobs, sms, quiet);
+      if (status != 0 || !prewarm_tune) return status;
+      return run_tune(fp8gemm::host::read_shape_file(shapes).dense, candidates, jobs, quiet);
+    }
+    if (*tune) return run_tune(fp8gemm::host::read_shape_file(tune_shapes).dense, candidates, jobs, quiet);
     if (*check) return fp8gemm::cli::run_check(check_options);
     if (*bench) return fp8gemm::cli::run_bench(bench_options);
   } catch (const fp8gemm::Error& e) {
