@@ -240,6 +240,25 @@ struct Stats {
 
 FP8GEMM_API Stats stats();
 
+// The entries of the disk cache, each read and verified (format tag, header, key, size
+// and SHA-256 of the cubin). `status` is "ok", or why the entry would be recompiled.
+struct CachedKernel {
+  std::string file;     // path
+  std::string kernel;   // slug
+  uint64_t bytes = 0;   // file size
+  std::string status;
+};
+FP8GEMM_API std::vector<CachedKernel> cached_kernels();
+
+// Deletes cache files: compiled kernels and/or tuning databases (and stray temporary
+// files). Returns how many files were removed.
+struct CacheClearReport {
+  size_t kernels = 0;
+  size_t tuning_files = 0;
+  size_t other = 0;
+};
+FP8GEMM_API CacheClearReport clear_cache(bool kernels, bool tuning);
+
 // ---------------------------------------------------------------------------
 // Tuning
 // ---------------------------------------------------------------------------

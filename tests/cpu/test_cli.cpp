@@ -152,6 +152,39 @@ TEST(Cli, ArgumentErrors) {
   }
 }
 
+// cache list / verify / stats / clear on a directory with good, corrupt and tuning files.
+TEST(Cli, CacheCommands) {
+  fp8gemm::test::TempDir dir;
+  const std::string c = "--cache-dir " + dir.path() + "/c ";
+  Result r = run_cli(c + "prewarm -q --shapes " + write_shapes(dir.path(), R"({"dense": {"mnk": [[64, 256, 512]]}})"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_cli(c + "cache list");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("gemm1d2d_n256_k512"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" ok"), std::string::npos) << r.output;
+  r = run_cli(c + "cache verify");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  { std::ofstream(dir.path() + "/c/kernels/gemm1d2d_n8_k16_bm64_bn16_s2_g8-0123456789abcdef.fp8k") << "garbage"; }
+  r = run_cli(c + "cache verify");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("corrupt"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1 not usable"), std::string::npos) << r.output;
+  fp8gemm::detail::make_dirs(dir.path() + "/c/tuning");
+  { std::ofstream(dir.path() + "/c/tuning/Some_GPU-132sm.json") << "{}"; }
+  r = run_cli(c + "cache clear --tuning-only");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("0 kernels, 1 tuning files"), std::string::npos) << r.output;
+  r = run_cli(c + "cache clear");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("removed 2 kernels"), std::string::npos) << r.output;
+  r = run_cli(c + "cache stats");
+  EXPECT_NE(r.output.find("0 kernels"), std::string::npos) << r.output;
+  r = run_cli(c + "cache");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run_cli(c + "cache clear --kernels-only --tuning-only");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
 // Tuning times kernels on a GPU: without one, tune and prewarm --tune say so and exit 4
 // (prewarm alone compiles).
 TEST(Cli, TuneNeedsAGpu) {

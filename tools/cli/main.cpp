@@ -57,6 +57,32 @@ int run_prewarm(const std::string& shapes_path, int jobs, int sms, bool quiet) {
   return 0;
 }
 
+// cache list | verify | stats | clear
+int run_cache(const std::string& action, bool kernels_only, bool tuning_only) {
+  const fp8gemm::RuntimeInfo info = fp8gemm::runtime_info();
+  if (action == "clear") {
+    const fp8gemm::CacheClearReport r = fp8gemm::clear_cache(!tuning_only, !kernels_only);
+    fmt::print("cache clear: removed {} kernels, {} tuning files, {} temporary files from {}\n", r.kernels,
+               r.tuning_files, r.other, info.cache_dir);
+    return 0;
+  }
+  const std::vector<fp8gemm::CachedKernel> entries = fp8gemm::cached_kernels();
+  size_t bad = 0;
+  uint64_t bytes = 0;
+  for (const fp8gemm::CachedKernel& k : entries) {
+    bad += k.status != "ok";
+    bytes += k.bytes;
+  }
+  if (action == "list" || action == "verify") {
+    for (const fp8gemm::CachedKernel& k : entries)
+      if (action == "list" || k.status != "ok")
+        fmt::print("{:<60} {:>8} B  {}\n", k.kernel, k.bytes, k.status);
+  }
+  fmt::print("cache {}: {} kernels ({:.1f} MiB), {} not usable (recompiled on use); directory {} [{}]\n", action,
+             entries.size(), double(bytes) / (1 << 20), bad, info.cache_dir, info.cache_state);
+  return action == "verify" && bad > 0 ? 3 : 0;
+}
+
 bool have_sm90_gpu() {
   for (const fp8gemm::DeviceInfo& d : fp8gemm::runtime_info().devices)
     if (d.supported) return true;
@@ -137,6 +163,17 @@ int main(int argc, char** argv) {
   int candidates = 8;
   prewarm->add_option("--candidates", candidates, "With --tune: configs timed per shape")->check(CLI::Range(1, 64));
 
+  CLI::App* cache = app.add_subcommand("cache", "Inspect or clear the kernel cache and tuning databases");
+  cache->require_subcommand(1);
+  CLI::App* cache_list = cache->add_subcommand("list", "List cached kernels with their size and status");
+  CLI::App* cache_verify =
+      cache->add_subcommand("verify", "Check every cached kernel (exit 3 if any would be recompiled)");
+  CLI::App* cache_stats = cache->add_subcommand("stats", "Count the cached kernels and their size");
+  CLI::App* cache_clear = cache->add_subcommand("clear", "Delete cached kernels and tuning databases");
+  bool kernels_only = false, tuning_only = false;
+  cache_clear->add_flag("--kernels-only", kernels_only, "Keep the tuning databases");
+  cache_clear->add_flag("--tuning-only", tuning_only, "Keep the compiled kernels");
+
   CLI::App* tune = app.add_subcommand(
       "tune", "Time candidate kernels for every shape of a set on the GPU and store the winners (needs an sm_90 GPU)");
   std::string tune_shapes;
@@ -213,6 +250,14 @@ int main(int argc, char** argv) {
       const int status = run_prewarm(shapes, jobs, sms, quiet);
       if (status != 0 || !prewarm_tune) return status;
       return run_tune(fp8gemm::host::read_shape_file(shapes).dense, candidates, jobs, quiet);
+    }
+    if (*cache) {
+      if (kernels_only && tuning_only) {
+        fmt::print(stderr, "cache clear: --kernels-only and --tuning-only exclude each other\n");
+        return 2;
+      }
+      return run_cache(*cache_list ? "list" : *cache_verify ? "verify" : *cache_stats ? "stats" : "clear",
+                       kernels_only, tuning_only);
     }
     if (*tune) return run_tune(fp8gemm::host::read_shape_file(tune_shapes).dense, candidates, jobs, quiet);
     if (*check) return fp8gemm::cli::run_check(check_options);
