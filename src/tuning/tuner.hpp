@@ -13,7 +13,7 @@ namespace fp8gemm::detail {
 struct TunerSettings {
   int candidates = 8;       // configs timed per problem (the heuristic's first choice always among them)
   int jobs = 0;             // compile threads (0: one per hardware thread)
-  int batches = 7;          // timed batches per config; the median batch counts
+  int batches = 7;          // timed batches per config (one per round, round-robin); the median counts
   int calls_per_batch = 10;  // back-to-back calls per batch, rotating over input copies
 };
 
