@@ -136,9 +136,10 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   constexpr int kHalfAccum = kAccum / 2;
   constexpr u32 kRedBytes = kSplitK == 2 ? kWaves * kHalfAccum * kMathThreads * 4 : 0;
 
-  // Shared memory: [A stages][B stages][D tile][A-scale stages][2 tile B-scale buffers]
-  // [full][empty][B-scale full][B-scale empty], based at a 1024-byte boundary as the
-  // 128-byte swizzle requires (the same offsets in both CTAs of a cluster).
+  // Shared memory: [A stages][B stages][D slabs][A-scale stages][2 tile B-scale buffers]
+  // [split-K exchange][full][empty][B-scale full][B-scale empty][exchange full, free],
+  // based at a 1024-byte boundary as the 128-byte swizzle requires (the same offsets in
+  // both CTAs of a cluster).
   extern __shared__ unsigned char smem_raw[];
   const u32 smem_a = (smem_addr(smem_raw) + 1023u) & ~1023u;
   const u32 smem_b = smem_a + kStages * kABytes;
@@ -162,8 +163,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     if constexpr (kTmaStore != 0) prefetch_tensor_map(&tmap_d);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full_bars + 8 * s, 1);
-      // One arrival per math warp of every CTA of the cluster: a stage is refilled (in
-      // both CTAs at once when multicast) only when all of them are done with it.
+      // One arrival per math warp of every CTA that reads the stage (both CTAs of a
+      // multicast pair): it is refilled only when all of them are done with it.
       mbar_init(empty_bars + 8 * s, kMathWarpgroups * 4 * kStageSharers);
     }
     for (int b = 0; b < 2; ++b) {
