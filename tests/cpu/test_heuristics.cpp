@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "heuristics/heuristics.hpp"
+#include "tuning/tuner.hpp"
 
 using namespace fp8gemm::detail;
 
@@ -58,4 +59,32 @@ TEST(Heuristics, PredictionRespectsTheMemoryFloor) {
   // M = 1, N = 7168, K = 16384 reads 117 MB of B: no config can beat ~27 us at 4.3 TB/s.
   const KernelSpec s = rank_configs(KernelKind::Gemm1D2D, 1, 7168, 16384, DeviceTraits{}).front().spec;
   EXPECT_GE(predict_us(s, 1, DeviceTraits{}), 7168.0 * 16384 / 4.3e12 * 1e6);
+}
+
+// What the tuner times: the heuristic's first choice first, then distinct legal specs of
+// the same problem, including other rasterizations of the first choice.
+TEST(Heuristics, TuningCandidatesStartWithTheHeuristicsChoice) {
+  const DeviceTraits h200;
+  for (const auto& nk : kDense)
+    for (int64_t m : {1, 128, 4096}) {
+      const auto ranked = rank_configs(KernelKind::Gemm1D2D, m, nk[0], nk[1], h200);
+      const std::vector<KernelSpec> c = tuning_candidates(m, nk[0], nk[1], h200, 8);
+      ASSERT_FALSE(c.empty());
+      EXPECT_LE(c.size(), 8u);
+      EXPECT_EQ(c.front(), ranked.front().spec);
+      for (size_t i = 0; i < c.size(); ++i) {
+        EXPECT_EQ(spec_illegal_reason(c[i]), "") << c[i].slug();
+        EXPECT_EQ(c[i].n, nk[0]);
+        EXPECT_EQ(c[i].k, nk[1]);
+        for (size_t j = 0; j < i; ++j) EXPECT_FALSE(c[i] == c[j]) << c[i].slug() << " twice";
+      }
+      bool other_group = false;
+      for (const KernelSpec& s : c) {
+        KernelSpec same = s;
+        same.config.group_n = ranked.front().spec.config.group_n;
+        other_group = other_group || (same == ranked.front().spec && !(s == ranked.front().spec));
+      }
+      EXPECT_TRUE(other_group) << "no other rasterization of the first choice";
+    }
+  EXPECT_EQ(tuning_candidates(4096, 7168, 2048, h200, 1).size(), 1u);
 }
