@@ -130,8 +130,8 @@ FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
 // The tile configuration of a GEMM kernel. gemm_fp8_nt chooses one itself; the
 // overload below runs a given one (for tuners, tests and experiments).
 struct KernelConfig {
-  int block_m = 128;  // rows per tile: 64 (one math warpgroup), 128 or 256 (two)
-  int block_n = 128;  // columns per tile: multiple of 16, <= 192 (<= 128 with block_m 256)
+  int block_m = 128;  // rows per tile: 64 (one math warpgroup), 128 or 256 (two), 192 (three)
+  int block_n = 128;  // columns per tile: multiple of 16, <= 192 (<= 128 with block_m 192 or 256)
   int stages = 4;     // TMA pipeline depth; must fit in shared memory
   int group_n = 8;    // tile rasterization: stripes of this many N blocks
   int multicast = 0;  // 0 none; 1: CTA pairs share A; 2: CTA pairs share B (clusters of two)

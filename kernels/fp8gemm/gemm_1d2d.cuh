@@ -91,15 +91,16 @@ struct StageCursor {
 // depend on their order: results are deterministic.
 template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kMulticast, int kSplitK,
           int kTmaStore, int kProducerRegs, int kMathRegs>
-__global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
+__global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) + 1) * 128, 1)
     gemm_1d2d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
                      const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_d,
                      const float* __restrict__ sfb,
                      long long sfb_stride_n, long long sfb_stride_k, u16* __restrict__ d,
                      long long ldd, int m, u32 stage_tx_bytes) {
-  // Two math warpgroups (one for 64-row tiles); each owns kBlockM / 2 rows of the tile
-  // and walks them in waves of 64 rows (the wgmma M).
-  constexpr int kMathWarpgroups = kBlockM == 64 ? 1 : 2;
+  // Math warpgroups: one for 64-row tiles, three of 64 rows each for 192-row tiles (two
+  // others' wgmma cover each one's promotion), else two; each owns kBlockM /
+  // kMathWarpgroups rows of the tile and walks them in waves of 64 rows (the wgmma M).
+  constexpr int kMathWarpgroups = kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2;
   constexpr int kMathThreads = kMathWarpgroups * 128;
   constexpr int kWaves = kBlockM / 64 / kMathWarpgroups;
   constexpr int kCluster = kMulticast == 0 && kSplitK == 1 ? 1 : 2;
@@ -120,11 +121,11 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   static_assert(kTmaStore == 0 || kBlockN % 64 == 0, "TMA stores go in 64-column slabs");
   constexpr u32 kSlabBytes = 64 * 128;
   constexpr int kDBuffers =
-      kTmaStore == 1 ? (kBlockM / 64 / (kBlockM == 64 ? 1 : 2)) * (kBlockN / 64) / (kSplitK == 2 ? 2 : 1) : 1;
-  constexpr u32 kDBytes = kTmaStore != 0 ? (kBlockM == 64 ? 1 : 2) * kDBuffers * kSlabBytes : 0;
+      kTmaStore == 1 ? kWaves * (kBlockN / 64) / (kSplitK == 2 ? 2 : 1) : 1;
+  constexpr u32 kDBytes = kTmaStore != 0 ? kMathWarpgroups * kDBuffers * kSlabBytes : 0;
   constexpr int kAccum = kBlockN / 2;
   constexpr int kChunks = kBlockN / 8;
-  static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "64, 128 or 256 rows");
+  static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 192 || kBlockM == 256, "64, 128, 192 or 256 rows");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "wgmma N");
   static_assert(kMulticast >= 0 && kMulticast <= 2, "multicast mode");
   static_assert(kSplitK == 1 || (kSplitK == 2 && kMulticast == 0 && kKBlocks >= 2), "split-K over a pair");
@@ -275,7 +276,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     // With one 64-row wave per warpgroup and registers to spare, two wgmma buffers
     // alternate: K block kb + 1 runs on the tensor cores while kb is promoted. Otherwise
     // one buffer, and the other math warpgroup's wgmma fills the promotion time.
-    constexpr int kBuffers = kWaves == 1 && kBlockN <= (kMathWarpgroups == 1 ? 144 : 128) ? 2 : 1;
+    constexpr int kBuffers =
+        kWaves == 1 && kMathWarpgroups < 3 && kBlockN <= (kMathWarpgroups == 1 ? 144 : 128) ? 2 : 1;
     float acc[kWaves][kAccum];
     float part[kBuffers][kAccum];
 #pragma unroll

@@ -35,7 +35,7 @@ size_t KernelSpecHash::operator()(const KernelSpec& s) const {
 KernelLayout kernel_layout(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   KernelLayout l;
-  l.math_warpgroups = c.block_m == 64 ? 1 : 2;
+  l.math_warpgroups = c.block_m == 64 ? 1 : c.block_m == 192 ? 3 : 2;
   l.threads = (l.math_warpgroups + 1) * 128;
   l.cluster_size = c.multicast == 0 && c.split_k == 1 ? 1 : 2;
   l.a_box_rows = c.multicast == 1 ? c.block_m / 2 : c.block_m;
@@ -44,8 +44,9 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   // over threads, rounded down to a multiple of 8 per thread).
   // With two math warpgroups: 128 x 40 + 256 x 232 = 64512 = 384 x 168. With one there
   // is room to spare, and the producer's loops get more than the bare minimum.
-  l.producer_registers = l.math_warpgroups == 1 ? 56 : 40;
-  l.math_registers = l.math_warpgroups == 1 ? 248 : 232;
+  // With three: 128 x 32 + 384 x 160 = 65536 = 512 x 128.
+  l.producer_registers = l.math_warpgroups == 1 ? 56 : l.math_warpgroups == 3 ? 32 : 40;
+  l.math_registers = l.math_warpgroups == 1 ? 248 : l.math_warpgroups == 3 ? 160 : 232;
   l.a_stage_bytes = c.block_m * 128;
   l.b_stage_bytes = c.block_n * 128;
   l.sfa_stage_bytes = c.block_m * 4;
@@ -74,11 +75,12 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
   if (spec.n <= 0 || spec.n % 8 != 0) return fmt::format("N={} must be a positive multiple of 8", spec.n);
   if (spec.k <= 0 || spec.k % 16 != 0) return fmt::format("K={} must be a positive multiple of 16", spec.k);
   if (spec.n > kMaxDimension || spec.k > kMaxDimension) return fmt::format("N and K must be at most {}", kMaxDimension);
-  if (c.block_m != 64 && c.block_m != 128 && c.block_m != 256)
-    return fmt::format("block_m={} must be 64, 128 or 256", c.block_m);
+  if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192 && c.block_m != 256)
+    return fmt::format("block_m={} must be 64, 128, 192 or 256", c.block_m);
   // Per math thread: block_n/2 fp32 registers of result per 64-row wave plus one
   // block_n/2 wgmma buffer, inside the setmaxnreg budget with room for addressing.
-  const int max_block_n = c.block_m == 256 ? 128 : 192;
+  // (Three math warpgroups have 160 registers each: one buffer and the result.)
+  const int max_block_n = c.block_m == 256 || c.block_m == 192 ? 128 : 192;
   if (c.block_n < 16 || c.block_n > max_block_n || c.block_n % 16 != 0)
     return fmt::format("block_n={} must be a multiple of 16 in [16, {}] with block_m={}", c.block_n, max_block_n,
                        c.block_m);

@@ -58,12 +58,22 @@ TEST(Problem, OutputTileOnlyForBlockNMultipleOf64) {
   EXPECT_NE(spec_illegal_reason(odd), "");
 }
 
+TEST(Problem, ThreeMathWarpgroupsFor192Rows) {
+  const KernelLayout l = kernel_layout(spec(7168, 2048, 192, 128, 4));
+  EXPECT_EQ(l.math_warpgroups, 3);
+  EXPECT_EQ(l.threads, 512);
+  EXPECT_EQ(l.producer_registers * 128 + l.math_registers * 384, 65536);  // the whole register file
+  EXPECT_EQ(l.a_stage_bytes, 192 * 128);
+}
+
 TEST(Problem, LegalityRules) {
   EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 128, 5)), "");
   EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 112, 6)), "");
   EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 64, 48, 8)), "");
   EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 128, 192, 4)), "");
   EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 256, 128, 3)), "");
+  EXPECT_EQ(spec_illegal_reason(spec(7168, 2048, 192, 128, 4)), "");  // three math warpgroups
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 192, 144, 4)), "");  // 160 registers each: block_n <= 128
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 256, 144, 3)), "");  // 2 waves + buffer would not fit in registers
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 208, 3)), "");  // result + buffer would not fit
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 176, 3)), "");  // would straddle three scale blocks
