@@ -1,5 +1,7 @@
 #include "driver/tma.hpp"
 
+#include "driver/tma_cache.hpp"
+
 #include "driver/driver_api.hpp"
 #include "util/error.hpp"
 
@@ -61,6 +63,11 @@ CUtensorMap encode_tma(const Tma2d& t) {
                             t.dims[1], t.row_stride_bytes, t.box[0], t.box[1])
                     .c_str());
   return map;
+}
+
+const CUtensorMap& encode_tma_cached(const Tma2d& t) {
+  thread_local TmaCache cache;
+  return cache.get(t, [](const Tma2d& r) { return encode_tma(r); });
 }
 
 }  // namespace fp8gemm::detail
