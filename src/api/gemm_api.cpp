@@ -1,11 +1,11 @@
-// gemm_fp8_nt: validate -> plan (config, kernel) -> TMA descriptors -> launch.
+// gemm_fp8_nt: validate -> plan (tuned or heuristic config, kernel) -> TMA descriptors -> launch.
 
 #include "api/library.hpp"
+#include "problem/validate.hpp"
 #include "runtime/gemm_launch.hpp"
+#include "runtime/stats.hpp"
 #include "tuning/settings.hpp"
 #include "tuning/tuner.hpp"
-#include "problem/validate.hpp"
-#include "runtime/stats.hpp"
 #include "util/error.hpp"
 
 namespace fp8gemm {
