@@ -153,6 +153,67 @@ FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
                              const Bf16Matrix& d, const KernelConfig& config, Stream stream = nullptr);
 
 // ---------------------------------------------------------------------------
+// Quantization: bf16 -> e4m3 with fp32 scales, in the layouts the GEMMs read
+// ---------------------------------------------------------------------------
+
+// A bf16 input matrix, row-major: element (r, c) is data[r * ld + c] (2 bytes each).
+// ld >= cols, ld % 8 == 0, data 16-byte aligned.
+struct Bf16Input {
+  const void* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+};
+
+// An e4m3 output matrix: element (r, c) is the byte at data[r * ld + c].
+// ld >= cols, ld % 16 == 0, data 16-byte aligned (what gemm_fp8_nt reads).
+struct Fp8Output {
+  void* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+};
+
+// fp32 scales to write: element (r, c) is data[r * row_stride + c * col_stride]; one of
+// the strides is 1 and the other spans the matching dimension (no element written twice).
+struct ScaleOutput {
+  float* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t row_stride = 0;
+  int64_t col_stride = 0;
+};
+
+// The layouts gemm_fp8_nt reads (see per_token_scales() and block_scales()).
+constexpr ScaleOutput per_token_scale_output(float* data, int64_t m, int64_t k) {
+  return ScaleOutput{data, m, scale_blocks(k), 1, per_token_scale_stride(m)};
+}
+constexpr ScaleOutput block_scale_output(float* data, int64_t n, int64_t k) {
+  return ScaleOutput{data, scale_blocks(n), scale_blocks(k), scale_blocks(k), 1};
+}
+
+struct QuantizeOptions {
+  // Scales rounded up to powers of two (dequantization is then exact in any precision).
+  bool pow2_scales = false;
+};
+
+// The rule, per group of values, bit for bit: amax = max(max |x|, 1e-4); scale =
+// amax / 448 (or the smallest power of two >= amax / 448); q = e4m3(x * (448 / amax)) (or
+// x * (1 / scale)), fp32 multiply, round to nearest even, saturating at +-448. Zero groups
+// get the tiny scale 1e-4 / 448 and zero bytes. Each reads x once and writes q and the
+// scales once.
+
+// Per-token: one scale per row and 128 columns (activations; A of gemm_fp8_nt). x, q
+// [rows, cols]; scales [rows, ceil(cols/128)] (per_token_scale_output for the GEMM).
+FP8GEMM_API void quantize_per_token(const Bf16Input& x, const Fp8Output& q, const ScaleOutput& scales,
+                                    const QuantizeOptions& options = {}, Stream stream = nullptr);
+
+// Per-block: one scale per 128x128 block (weights; B of gemm_fp8_nt). x, q [rows, cols];
+// scales [ceil(rows/128), ceil(cols/128)] (block_scale_output for the GEMM).
+FP8GEMM_API void quantize_per_block(const Bf16Input& x, const Fp8Output& q, const ScaleOutput& scales,
+                                    const QuantizeOptions& options = {}, Stream stream = nullptr);
+
+// ---------------------------------------------------------------------------
 // Kernel cache
 // ---------------------------------------------------------------------------
 

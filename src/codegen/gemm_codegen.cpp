@@ -32,6 +32,16 @@ std::string generate_wgmma_e4m3(int n) {
 GeneratedKernel generate_kernel(const KernelSpec& spec) {
   const std::string reason = spec_illegal_reason(spec);
   FP8GEMM_CHECK(reason.empty(), "generate_kernel({}): {}", spec.slug(), reason);
+  if (!is_gemm(spec.kind)) {
+    GeneratedKernel g;
+    g.slug = spec.slug();
+    g.name_expression = fmt::format("fp8gemm_dev::{}<{}>",
+                                    spec.kind == KernelKind::Quantize1x128 ? "quantize_1x128_kernel"
+                                                                          : "quantize_128x128_kernel",
+                                    spec.option == 1 ? "true" : "false");
+    g.source = fmt::format("// fp8gemm generated kernel {}\n#include \"fp8gemm/quantize.cuh\"\n", g.slug);
+    return g;
+  }
   const KernelLayout layout = kernel_layout(spec);
   const KernelConfig& c = spec.config;
   GeneratedKernel g;

@@ -12,11 +12,16 @@ namespace fp8gemm::detail {
 const char* kind_name(KernelKind kind) {
   switch (kind) {
     case KernelKind::Gemm1D2D: return "gemm1d2d";
+    case KernelKind::Quantize1x128: return "quant1x128";
+    case KernelKind::Quantize128x128: return "quant128x128";
   }
   return "unknown";
 }
 
+bool is_gemm(KernelKind kind) { return kind == KernelKind::Gemm1D2D; }
+
 std::string KernelSpec::slug() const {
+  if (!is_gemm(kind)) return fmt::format("{}{}", kind_name(kind), option == 1 ? "_pow2" : "");
   return fmt::format("{}_n{}_k{}_bm{}_bn{}_s{}_g{}{}{}{}", kind_name(kind), n, k, config.block_m, config.block_n,
                      config.stages, config.group_n,
                      config.multicast == 1 ? "_mcA" : config.multicast == 2 ? "_mcB" : "",
@@ -27,7 +32,7 @@ size_t KernelSpecHash::operator()(const KernelSpec& s) const {
   size_t h = static_cast<size_t>(s.kind);
   for (int64_t v : {s.n, s.k, int64_t(s.config.block_m), int64_t(s.config.block_n),
                     int64_t(s.config.stages), int64_t(s.config.group_n), int64_t(s.config.multicast),
-                    int64_t(s.config.tma_store), int64_t(s.config.split_k)})
+                    int64_t(s.config.tma_store), int64_t(s.config.split_k), int64_t(s.option)})
     h = h * 1000003u ^ std::hash<int64_t>{}(v);
   return h;
 }
@@ -35,6 +40,10 @@ size_t KernelSpecHash::operator()(const KernelSpec& s) const {
 KernelLayout kernel_layout(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   KernelLayout l;
+  if (!is_gemm(spec.kind)) {  // quantization: 256 threads, static shared memory only
+    l.threads = 256;
+    return l;
+  }
   l.math_warpgroups = c.block_m == 64 ? 1 : c.block_m == 192 ? 3 : 2;
   l.threads = (l.math_warpgroups + 1) * 128;
   l.cluster_size = c.multicast == 0 && c.split_k == 1 ? 1 : 2;
@@ -72,6 +81,13 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
 
 std::string spec_illegal_reason(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
+  if (!is_gemm(spec.kind)) {
+    if (spec.n != 0 || spec.k != 0 || !(c == KernelConfig{}))
+      return fmt::format("{} kernels take no N, K or tile config", kind_name(spec.kind));
+    if (spec.option != 0 && spec.option != 1) return fmt::format("option={} must be 0 or 1", spec.option);
+    return "";
+  }
+  if (spec.option != 0) return "GEMM kernels take no option";
   if (spec.n <= 0 || spec.n % 8 != 0) return fmt::format("N={} must be a positive multiple of 8", spec.n);
   if (spec.k <= 0 || spec.k % 16 != 0) return fmt::format("K={} must be a positive multiple of 16", spec.k);
   if (spec.n > kMaxDimension || spec.k > kMaxDimension) return fmt::format("N and K must be at most {}", kMaxDimension);
@@ -109,6 +125,7 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
 }
 
 std::string spec_to_json(const KernelSpec& spec) {
+  if (!is_gemm(spec.kind)) return nlohmann::json{{"kind", kind_name(spec.kind)}, {"option", spec.option}}.dump();
   nlohmann::json j = {{"kind", kind_name(spec.kind)},
                       {"n", spec.n},
                       {"k", spec.k},
@@ -127,6 +144,12 @@ KernelSpec spec_from_json(const std::string& text) {
     const nlohmann::json j = nlohmann::json::parse(text);
     KernelSpec s;
     const std::string kind = j.at("kind").get<std::string>();
+    for (KernelKind q : {KernelKind::Quantize1x128, KernelKind::Quantize128x128})
+      if (kind == kind_name(q)) {
+        s.kind = q;
+        s.option = j.value("option", 0);
+        return s;
+      }
     if (kind != kind_name(KernelKind::Gemm1D2D)) fail(ErrorCode::InvalidArgument, "unknown kernel kind '{}'", kind);
     s.kind = KernelKind::Gemm1D2D;
     s.n = j.at("n").get<int64_t>();

@@ -9,8 +9,12 @@ namespace fp8gemm::detail {
 
 // Which kernel family a problem needs.
 enum class KernelKind {
-  Gemm1D2D,  // D bf16 = A (1x128 scales) x B^T (128x128 scales)
+  Gemm1D2D,         // D bf16 = A (1x128 scales) x B^T (128x128 scales)
+  Quantize1x128,    // bf16 -> e4m3 with a scale per 128 values of a row
+  Quantize128x128,  // bf16 -> e4m3 with a scale per 128x128 block
 };
+
+bool is_gemm(KernelKind kind);
 
 const char* kind_name(KernelKind kind);
 
@@ -42,12 +46,13 @@ struct KernelConfig {
 // a run-time value) and the config.
 struct KernelSpec {
   KernelKind kind = KernelKind::Gemm1D2D;
-  int64_t n = 0;
+  int64_t n = 0;  // GEMMs: N and K baked in; quantization kernels: 0 (sizes at run time)
   int64_t k = 0;
-  KernelConfig config;
+  KernelConfig config;  // GEMMs only
+  int option = 0;       // quantization: 1 = power-of-two scales
 
   bool operator==(const KernelSpec& o) const {
-    return kind == o.kind && n == o.n && k == o.k && config == o.config;
+    return kind == o.kind && n == o.n && k == o.k && config == o.config && option == o.option;
   }
   // Readable, file-name safe: e.g. "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" (plus
   // "_mcA"/"_mcB" with multicast, "_ts" with the TMA-store epilogue, "_sk2" split-K).

@@ -1,6 +1,7 @@
 #include "problem/validate.hpp"
 
 #include <cstdint>
+#include <utility>
 
 #include "problem/problem.hpp"
 #include "util/error.hpp"
@@ -36,7 +37,8 @@ Range matrix_range(const void* p, int64_t rows, int64_t cols, int64_t ld, int64_
   return {b, b + static_cast<uintptr_t>(((rows - 1) * ld + cols) * elem), name};
 }
 
-Range scale_range(const ScaleMatrix& s, const char* name) {
+template <class Scales>
+Range scale_range(const Scales& s, const char* name) {
   const uintptr_t b = addr(s.data);
   const int64_t last = (s.rows - 1) * s.row_stride + (s.cols - 1) * s.col_stride;
   return {b, b + static_cast<uintptr_t>((last + 1) * 4), name};
@@ -104,6 +106,48 @@ bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Ma
     if (rd.begin < r.end && r.begin < rd.end)
       bad("D overlaps {} in memory; the output must be a separate buffer", r.name);
   }
+  return true;
+}
+
+bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, const ScaleOutput& sf,
+                       int64_t scale_rows, int64_t scale_cols) {
+  auto reject = [op](const std::string& what) { fail(ErrorCode::InvalidArgument, "{}: {}", op, what); };
+  if (x.rows < 0 || x.cols < 0) reject(fmt::format("x has negative size [{}, {}]; sizes must be >= 0", x.rows, x.cols));
+  if (q.rows != x.rows || q.cols != x.cols)
+    reject(fmt::format("q is [{}, {}] but must have x's shape [{}, {}]", q.rows, q.cols, x.rows, x.cols));
+  if (x.rows > kMaxDimension || x.cols > kMaxDimension)
+    reject(fmt::format("rows and cols must be at most {} (got {}, {}); split the tensor", kMaxDimension, x.rows, x.cols));
+  if (x.rows == 0 || x.cols == 0) return false;
+  auto pointer = [&](const void* p, const char* name, unsigned alignment) {
+    if (p == nullptr) reject(fmt::format("{} is null; pass a device pointer", name));
+    if (addr(p) % alignment != 0)
+      reject(fmt::format("{} = {} is not {}-byte aligned (allocate with cudaMalloc or offset by a multiple of {} "
+                         "bytes)",
+                         name, p, alignment, alignment));
+  };
+  pointer(x.data, "x.data", 16);
+  pointer(q.data, "q.data", 16);
+  pointer(sf.data, "scales.data", 4);
+  if (x.ld < x.cols || x.ld % 8 != 0)
+    reject(fmt::format("x.ld = {} must be >= cols = {} and a multiple of 8 (16-byte row starts)", x.ld, x.cols));
+  if (q.ld < q.cols || q.ld % 16 != 0)
+    reject(fmt::format("q.ld = {} must be >= cols = {} and a multiple of 16 (what gemm_fp8_nt reads)", q.ld, q.cols));
+  if (sf.rows != scale_rows || sf.cols != scale_cols)
+    reject(fmt::format("scales is [{}, {}] but must be [{}, {}] for x of [{}, {}]", sf.rows, sf.cols, scale_rows,
+                       scale_cols, x.rows, x.cols));
+  const bool row_major = sf.col_stride == 1 && (sf.rows == 1 || sf.row_stride >= sf.cols);
+  const bool col_major = sf.row_stride == 1 && (sf.cols == 1 || sf.col_stride >= sf.rows);
+  if (!row_major && !col_major)
+    reject(fmt::format("scales has strides (row {}, col {}): one stride must be 1 and the other at least the "
+                       "extent of that dimension (row-major or column-major, no element written twice)",
+                       sf.row_stride, sf.col_stride));
+  // The outputs must not overlap the input or each other.
+  const Range rx = matrix_range(x.data, x.rows, x.cols, x.ld, 2, "x");
+  const Range rq = matrix_range(q.data, q.rows, q.cols, q.ld, 1, "q");
+  const Range rs = scale_range(sf, "scales");
+  for (const auto& [a, b] : {std::pair{rq, rx}, std::pair{rs, rx}, std::pair{rs, rq}})
+    if (a.begin < b.end && b.begin < a.end)
+      reject(fmt::format("{} overlaps {} in memory; outputs must be separate buffers", a.name, b.name));
   return true;
 }
 

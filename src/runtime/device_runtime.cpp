@@ -31,6 +31,18 @@ DeviceRuntime::DeviceRuntime(CUcontext context) : context_(context) {
       attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "cuDeviceGetAttribute(smem opt-in)");
 }
 
+CUfunction DeviceRuntime::kernel_function(const KernelSpec& spec, KernelStore& store, bool may_compile) {
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto f = functions_.find(spec);
+    if (f != functions_.end()) return f->second.function;
+  }
+  const std::shared_ptr<const KernelBinary> binary = store.get(spec, nullptr, may_compile);
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto f = functions_.find(spec);
+  return f != functions_.end() ? f->second.function : load(*binary).function;
+}
+
 const LaunchPlan* DeviceRuntime::find_plan(int64_t m, int64_t n, int64_t k) {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   auto it = plans_.find(PlanKey{m, n, k});

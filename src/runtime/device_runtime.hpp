@@ -53,6 +53,10 @@ class DeviceRuntime {
   const LaunchPlan& plan(int64_t m, int64_t n, int64_t k, KernelStore& store, const PlanOptions& options = {});
   // The plan for a validated problem run with a given (legal) kernel spec.
   const LaunchPlan& plan(int64_t m, const KernelSpec& spec, KernelStore& store, bool may_compile = true);
+  // A loaded kernel that is not planned per problem (quantization): built or read from
+  // the cache on first use, then one lookup.
+  CUfunction kernel_function(const KernelSpec& spec, KernelStore& store, bool may_compile = true);
+
   // The plan of a shape planned before, else nullptr (one lookup under a shared lock).
   const LaunchPlan* find_plan(int64_t m, int64_t n, int64_t k);
 

@@ -15,7 +15,7 @@ namespace {
 // fixed at launch by the count ptxas chose. The kernel is only usable if that count lets
 // the math warpgroups grow to their target (and is not already above it).
 void check_register_budget(const KernelSpec& spec, const CompiledKernel& k) {
-  if (!k.resources.parsed) return;
+  if (!k.resources.parsed || !is_gemm(spec.kind)) return;
   const KernelLayout l = kernel_layout(spec);
   const int at_entry = k.resources.registers;
   const int needed = l.producer_registers * 128 + l.math_registers * (l.threads - 128);

@@ -63,6 +63,27 @@ TEST(ApiWithoutGpu, IllegalConfigIsRejectedBeforeLaunch) {
   }
 }
 
+TEST(ApiWithoutGpu, QuantizeValidatesThenNeedsADriver) {
+  std::string why;
+  if (have_driver(&why)) GTEST_SKIP() << "a CUDA driver is present; this test is for machines without one";
+  const Bf16Input x{reinterpret_cast<void*>(0x100000000), 64, 256, 256};
+  const Fp8Output q{reinterpret_cast<void*>(0x200000000), 64, 256, 256};
+  float* s = reinterpret_cast<float*>(0x300000000);
+  try {
+    quantize_per_token(x, q, per_token_scale_output(s, 64, 256));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_TRUE(e.code() == ErrorCode::NoDriver || e.code() == ErrorCode::NoDevice) << e.what();
+  }
+  try {
+    quantize_per_block(x, q, per_token_scale_output(s, 64, 256));  // wrong scale shape
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("quantize_per_block"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ApiWithoutGpu, InfoDescribesTheMachine) {
   const RuntimeInfo info = runtime_info();
   EXPECT_EQ(info.library_version, FP8GEMM_VERSION_STRING);

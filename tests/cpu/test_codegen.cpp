@@ -3,6 +3,7 @@
 #include "fp8gemm/fp8gemm.hpp"
 #include "codegen/embedded_kernels.hpp"
 #include "codegen/gemm_codegen.hpp"
+#include "compiler/nvrtc_compiler.hpp"
 
 using namespace fp8gemm::detail;
 
@@ -52,7 +53,7 @@ TEST(Codegen, IllegalSpecIsAnInternalError) {
 }
 
 TEST(Codegen, EmbeddedHeadersPresentAndToolkitFree) {
-  ASSERT_EQ(embedded_header_count(), 2);
+  ASSERT_EQ(embedded_header_count(), 3);  // ptx.cuh, gemm_1d2d.cuh, quantize.cuh
   EXPECT_EQ(std::string(embedded_headers_digest()).size(), 64u);
   for (int i = 0; i < embedded_header_count(); ++i) {
     const std::string text = embedded_headers()[i].source;
@@ -60,4 +61,33 @@ TEST(Codegen, EmbeddedHeadersPresentAndToolkitFree) {
     for (const char* forbidden : {"cuda_fp8.h", "cuda_bf16.h", "<cuda.h>", "cuda_runtime", "<cstdint>"})
       EXPECT_EQ(text.find(forbidden), std::string::npos) << embedded_headers()[i].name << " includes " << forbidden;
   }
+}
+
+// Quantization kernels: one per kind and scale rounding, no N/K/config baked in; they
+// compile with NVRTC to kernels without local memory.
+TEST(Codegen, QuantizationKernels) {
+  for (KernelKind kind : {KernelKind::Quantize1x128, KernelKind::Quantize128x128})
+    for (int pow2 : {0, 1}) {
+      KernelSpec s;
+      s.kind = kind;
+      s.option = pow2;
+      EXPECT_EQ(spec_illegal_reason(s), "");
+      const GeneratedKernel g = generate_kernel(s);
+      EXPECT_NE(g.source.find("fp8gemm/quantize.cuh"), std::string::npos);
+      EXPECT_NE(g.name_expression.find(pow2 ? "<true>" : "<false>"), std::string::npos) << g.name_expression;
+      EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
+      const CompiledKernel k = compile_kernel(g);
+      EXPECT_FALSE(k.cubin.empty());
+      EXPECT_FALSE(k.resources.slow_path()) << g.slug << ":\n" << k.log;
+    }
+  KernelSpec bad;
+  bad.kind = KernelKind::Quantize1x128;
+  bad.n = 128;
+  EXPECT_NE(spec_illegal_reason(bad), "");
+  bad.n = 0;
+  bad.option = 2;
+  EXPECT_NE(spec_illegal_reason(bad), "");
+  KernelSpec gemm{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{128, 128, 5, 8}};
+  gemm.option = 1;
+  EXPECT_NE(spec_illegal_reason(gemm), "");
 }

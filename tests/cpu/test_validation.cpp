@@ -128,3 +128,57 @@ TEST(Validation, DeviceMustBeSm90) {
     }
   }
 }
+
+namespace {
+
+struct QuantArgs {
+  int64_t rows = 300, cols = 2056;
+  Bf16Input x{reinterpret_cast<void*>(0x100000000), rows, cols, 2056};
+  Fp8Output q{reinterpret_cast<void*>(0x200000000), rows, cols, 2064};
+  ScaleOutput s = per_token_scale_output(reinterpret_cast<float*>(0x300000000), rows, cols);
+  bool per_block = false;
+  bool run() const {
+    return per_block ? detail::validate_quantize("quantize_per_block", x, q, s, scale_blocks(rows), scale_blocks(cols))
+                     : detail::validate_quantize("quantize_per_token", x, q, s, rows, scale_blocks(cols));
+  }
+};
+
+void expect_quant_rejected(const std::function<void(QuantArgs&)>& mutate, const std::string& needle) {
+  QuantArgs args;
+  mutate(args);
+  try {
+    args.run();
+    ADD_FAILURE() << "accepted; expected an error mentioning '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Validation, QuantizeArguments) {
+  EXPECT_TRUE(QuantArgs().run());
+  QuantArgs block;
+  block.per_block = true;
+  block.s = block_scale_output(reinterpret_cast<float*>(0x300000000), block.rows, block.cols);
+  EXPECT_TRUE(block.run());
+  QuantArgs empty;
+  empty.x.rows = empty.q.rows = 0;
+  empty.s.rows = 0;
+  EXPECT_FALSE(empty.run());  // nothing to do, nothing checked further
+  expect_quant_rejected([](QuantArgs& a) { a.x.rows = -1; }, "negative size");
+  expect_quant_rejected([](QuantArgs& a) { a.q.cols = 2048; }, "x's shape");
+  expect_quant_rejected([](QuantArgs& a) { a.x.data = nullptr; }, "x.data is null");
+  expect_quant_rejected([](QuantArgs& a) { a.q.data = reinterpret_cast<void*>(0x200000008); }, "q.data");
+  expect_quant_rejected([](QuantArgs& a) { a.s.data = reinterpret_cast<float*>(0x300000002); }, "scales.data");
+  expect_quant_rejected([](QuantArgs& a) { a.x.ld = 2060; }, "x.ld");
+  expect_quant_rejected([](QuantArgs& a) { a.q.ld = 2056; }, "q.ld");
+  expect_quant_rejected([](QuantArgs& a) { a.s.cols = 16; }, "scales is [300, 16]");
+  expect_quant_rejected([](QuantArgs& a) { a.s.col_stride = 100; }, "strides");
+  expect_quant_rejected([](QuantArgs& a) { a.q.data = reinterpret_cast<void*>(0x100000100); }, "q overlaps x");
+  expect_quant_rejected([](QuantArgs& a) { a.s.data = reinterpret_cast<float*>(0x200000040); }, "scales overlaps q");
+  expect_quant_rejected([](QuantArgs& a) {
+    a.per_block = true;  // per-token scales given to the per-block quantizer
+  }, "must be [3, 17]");
+}

@@ -1,0 +1,136 @@
+// Quantization kernels on an sm_90 GPU: bit-exact against the host reference (same fp8
+// bytes, same scales) on random data with zero rows, huge values and partial groups, both
+// scale roundings; nothing written outside q and the scales; the result feeds
+// gemm_fp8_nt directly.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "common/quantize_host.hpp"
+#include "fp8gemm/fp8gemm.hpp"
+#include "gpu/gpu_support.hpp"
+
+using namespace fp8gemm;
+using namespace fp8gemm::gputest;
+
+namespace {
+
+class GpuQuantize : public testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string why = sm90_unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << "GPU test skipped: " << why;
+  }
+};
+
+host::Bf16Host make_input(int64_t rows, int64_t cols, uint64_t seed) {
+  host::Bf16Host x;
+  x.rows = rows;
+  x.cols = cols;
+  x.ld = (cols + 7) / 8 * 8 + 8;  // a sub-matrix view: padding after each row
+  x.data.assign(size_t(rows * x.ld), host::float_to_bf16(12345.0f));  // padding must not matter
+  host::SplitMix64 rng(seed);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      double v = (rng.uniform() * 2 - 1) * std::ldexp(1.0, int(rng.next() % 24) - 12);
+      if (r % 7 == 3) v = 0.0;                              // zero rows
+      if (r % 11 == 5 && c % 97 == 1) v = 3.0e38 * (c % 2 ? 1 : -1);  // huge values
+      x.data[size_t(r * x.ld + c)] = host::float_to_bf16(float(v));
+    }
+  return x;
+}
+
+struct Outputs {
+  DeviceBuffer q, scales;
+  int64_t ldq;
+};
+
+// Runs one quantizer and compares bytes and scales with the reference; also checks that
+// the bytes around each q row and past the scales stay as they were.
+void run_and_compare(bool per_block, int64_t rows, int64_t cols, bool pow2) {
+  SCOPED_TRACE(testing::Message() << (per_block ? "per-block" : "per-token") << " " << rows << "x" << cols
+                                  << (pow2 ? " pow2" : ""));
+  const host::Bf16Host x = make_input(rows, cols, uint64_t(rows * 131 + cols));
+  const host::Fp8Operand ref =
+      per_block ? host::quantize_per_block_ref(x, pow2) : host::quantize_per_token_ref(x, pow2);
+  DeviceBuffer dx(x.data.size() * 2);
+  check(cudaMemcpy(dx.get(), x.data.data(), x.data.size() * 2, cudaMemcpyHostToDevice), "upload x");
+  const int64_t ldq = ref.ld + 16;  // a wider q to catch writes past a row
+  DeviceBuffer dq(size_t(rows * ldq));
+  DeviceBuffer ds((ref.scales.size() + 64) * 4);
+  check(cudaMemset(dq.get(), 0x5a, size_t(rows * ldq)), "poison q");
+  check(cudaMemset(ds.get(), 0xff, (ref.scales.size() + 64) * 4), "poison scales");
+  const Bf16Input in{dx.get(), rows, cols, x.ld};
+  const Fp8Output out{dq.get(), rows, cols, ldq};
+  const QuantizeOptions options{pow2};
+  if (per_block)
+    quantize_per_block(in, out, block_scale_output(ds.get<float>(), rows, cols), options);
+  else
+    quantize_per_token(in, out, per_token_scale_output(ds.get<float>(), rows, cols), options);
+  check(cudaDeviceSynchronize(), "quantize");
+  std::vector<uint8_t> q(size_t(rows * ldq));
+  std::vector<float> s(ref.scales.size() + 64);
+  check(cudaMemcpy(q.data(), dq.get(), q.size(), cudaMemcpyDeviceToHost), "download q");
+  check(cudaMemcpy(s.data(), ds.get(), s.size() * 4, cudaMemcpyDeviceToHost), "download scales");
+  int64_t byte_mismatches = 0, untouched_breaks = 0, scale_mismatches = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < ldq; ++c) {
+      const uint8_t got = q[size_t(r * ldq + c)];
+      if (c < cols) byte_mismatches += got != ref.data[size_t(r * ref.ld + c)];
+      else untouched_breaks += got != 0x5a;
+    }
+  // Per-token scale slots between rows and the stride are padding: not compared.
+  const int64_t kb = (cols + 127) / 128;
+  for (int64_t j = 0; j < (per_block ? (rows + 127) / 128 : kb); ++j)
+    for (int64_t i = 0; i < (per_block ? kb : rows); ++i) {
+      const size_t at = per_block ? size_t(j * kb + i) : size_t(j * ref.scale_stride + i);
+      uint32_t a, b;
+      std::memcpy(&a, &s[at], 4);
+      std::memcpy(&b, &ref.scales[at], 4);
+      scale_mismatches += a != b;
+    }
+  for (size_t i = ref.scales.size(); i < s.size(); ++i) {
+    uint32_t a;
+    std::memcpy(&a, &s[i], 4);
+    untouched_breaks += a != 0xffffffffu;
+  }
+  EXPECT_EQ(byte_mismatches, 0);
+  EXPECT_EQ(scale_mismatches, 0);
+  EXPECT_EQ(untouched_breaks, 0) << "wrote outside q or the scales";
+}
+
+}  // namespace
+
+TEST_F(GpuQuantize, BitExactAgainstTheHostReference) {
+  for (bool per_block : {false, true})
+    for (bool pow2 : {false, true})
+      for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 128}, {3, 8}, {129, 300}, {256, 7168}, {700, 2056}})
+        run_and_compare(per_block, rows, cols, pow2);
+}
+
+// What the quantizers write is what gemm_fp8_nt reads: quantize A per token and B per
+// block, multiply, and compare with the fp64 GEMM of the dequantized operands.
+TEST_F(GpuQuantize, OutputsFeedTheGemm) {
+  const int64_t m = 200, n = 264, k = 520;
+  const host::Bf16Host xa = make_input(m, k, 5), xb = make_input(n, k, 6);
+  const host::Fp8Operand ra = host::quantize_per_token_ref(xa, false), rb = host::quantize_per_block_ref(xb, false);
+  DeviceBuffer da(xa.data.size() * 2), db(xb.data.size() * 2);
+  check(cudaMemcpy(da.get(), xa.data.data(), xa.data.size() * 2, cudaMemcpyHostToDevice), "upload a");
+  check(cudaMemcpy(db.get(), xb.data.data(), xb.data.size() * 2, cudaMemcpyHostToDevice), "upload b");
+  DeviceBuffer qa(size_t(m * ra.ld)), qb(size_t(n * rb.ld)), sa(ra.scales.size() * 4), sb(rb.scales.size() * 4);
+  quantize_per_token({da.get(), m, k, xa.ld}, {qa.get(), m, k, ra.ld}, per_token_scale_output(sa.get<float>(), m, k));
+  quantize_per_block({db.get(), n, k, xb.ld}, {qb.get(), n, k, rb.ld}, block_scale_output(sb.get<float>(), n, k));
+  GuardedOutput out = make_output(m, n, n);
+  gemm_fp8_nt({qa.get(), m, k, ra.ld}, per_token_scales(sa.get<float>(), m, k), {qb.get(), n, k, rb.ld},
+              block_scales(sb.get<float>(), n, k), {out.d(), m, n, out.ld});
+  check(cudaDeviceSynchronize(), "gemm");
+  const DeviceOperand a = upload(ra), b = upload(rb);
+  DeviceBuffer ref(size_t(m * n) * 8);
+  reference_gemm(a, b, ref.get<double>());
+  const DeviceComparison r = compare(out, ref.get<double>());
+  EXPECT_LT(r.rel_error, 1e-2) << r.describe();
+  EXPECT_EQ(r.non_finite, 0u) << r.describe();
+}
