@@ -213,6 +213,12 @@ FP8GEMM_API void quantize_per_token(const Bf16Input& x, const Fp8Output& q, cons
 FP8GEMM_API void quantize_per_block(const Bf16Input& x, const Fp8Output& q, const ScaleOutput& scales,
                                     const QuantizeOptions& options = {}, Stream stream = nullptr);
 
+// Transpose + per-token: x [T, H] -> q [H, T] with one scale per hidden index and 128
+// tokens (what the weight gradient needs of activations and output gradients); scales
+// [H, ceil(T/128)] (per_token_scale_output(data, H, T) for the GEMM).
+FP8GEMM_API void quantize_transposed_per_token(const Bf16Input& x, const Fp8Output& q, const ScaleOutput& scales,
+                                               const QuantizeOptions& options = {}, Stream stream = nullptr);
+
 // ---------------------------------------------------------------------------
 // Kernel cache
 // ---------------------------------------------------------------------------

@@ -161,4 +161,51 @@ __global__ void __launch_bounds__(256) quantize_128x128_kernel(const u16* __rest
     sf[static_cast<long long>(block_row) * sf_row_stride + static_cast<long long>(block_col) * sf_col_stride] = scale;
 }
 
+// Transpose + per-token: x [T, H] -> q [H, T] with 1x128 groups along T (a token block of
+// one hidden column), what the weight gradient's operands need. One CTA per 128 tokens x
+// 32 hidden columns: the tile is read coalesced along H into shared memory, each warp then
+// owns 4 hidden columns, reduces their amax over the 128 tokens and writes 4 output rows of
+// 128 bytes. Scales go to sf[h * sf_row_stride + token_block * sf_col_stride].
+template <bool kPow2>
+__global__ void __launch_bounds__(256) quantize_transposed_1x128_kernel(
+    const u16* __restrict__ x, long long ldx, unsigned char* __restrict__ q, long long ldq, float* __restrict__ sf,
+    long long sf_row_stride, long long sf_col_stride, int tokens, int hidden) {
+  __shared__ float tile[128][33];  // [token][hidden], padded against bank conflicts
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int token_blocks = (tokens + 127) / 128;
+  const int t0 = (blockIdx.x % token_blocks) * 128, h0 = (blockIdx.x / token_blocks) * 32;
+#pragma unroll 4
+  for (int i = 0; i < 16; ++i) {
+    const int idx = i * 256 + threadIdx.x, r = idx / 32, c = idx % 32;
+    const int t = t0 + r, h = h0 + c;
+    tile[r][c] = t < tokens && h < hidden ? bf16_bits_to_float(x[static_cast<long long>(t) * ldx + h]) : 0.0f;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int c = 4 * warp + j, h = h0 + c;
+    float v[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) v[e] = tile[4 * lane + e][c];
+    float amax = fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3])));
+    amax = warp_max(amax);
+    if (h >= hidden) continue;  // uniform across the warp
+    float scale, inv;
+    group_scale<kPow2>(amax, scale, inv);
+    const u32 packed = pack_e4m3x2(mul_rn(v[0], inv), mul_rn(v[1], inv)) |
+                       (pack_e4m3x2(mul_rn(v[2], inv), mul_rn(v[3], inv)) << 16);
+    const int t = t0 + 4 * lane;
+    unsigned char* dst = q + static_cast<long long>(h) * ldq + t;
+    if (t + 4 <= tokens) {
+      *reinterpret_cast<u32*>(dst) = packed;  // 4-byte aligned: ldq % 16 == 0, t % 4 == 0
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (t + e < tokens) dst[e] = static_cast<unsigned char>(packed >> (8 * e));
+    }
+    if (lane == 0)
+      sf[static_cast<long long>(h) * sf_row_stride + static_cast<long long>(t0 / 128) * sf_col_stride] = scale;
+  }
+}
+
 }  // namespace fp8gemm_dev

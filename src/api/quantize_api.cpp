@@ -65,4 +65,16 @@ void quantize_per_block(const Bf16Input& x, const Fp8Output& q, const ScaleOutpu
                   static_cast<unsigned>(block_rows * block_cols));
 }
 
+void quantize_transposed_per_token(const Bf16Input& x, const Fp8Output& q, const ScaleOutput& scales,
+                                   const QuantizeOptions& options, Stream stream) {
+  const int64_t token_blocks = scale_blocks(x.rows), hidden_blocks = (x.cols + 31) / 32;
+  if (!validate_quantize("quantize_transposed_per_token", x, q, scales, x.cols, token_blocks, true)) return;
+  if (token_blocks * hidden_blocks > int64_t(0x7fffffff))
+    fail(ErrorCode::InvalidArgument, "quantize_transposed_per_token: [{}, {}] is too large for one launch; split it",
+         x.rows, x.cols);
+  // One CTA per 128 tokens x 32 hidden columns.
+  launch_quantize(KernelKind::QuantizeTransposed1x128, x, q, scales, options, stream,
+                  static_cast<unsigned>(token_blocks * hidden_blocks));
+}
+
 }  // namespace fp8gemm

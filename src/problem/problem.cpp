@@ -14,6 +14,7 @@ const char* kind_name(KernelKind kind) {
     case KernelKind::Gemm1D2D: return "gemm1d2d";
     case KernelKind::Quantize1x128: return "quant1x128";
     case KernelKind::Quantize128x128: return "quant128x128";
+    case KernelKind::QuantizeTransposed1x128: return "quantT1x128";
   }
   return "unknown";
 }
@@ -144,7 +145,7 @@ KernelSpec spec_from_json(const std::string& text) {
     const nlohmann::json j = nlohmann::json::parse(text);
     KernelSpec s;
     const std::string kind = j.at("kind").get<std::string>();
-    for (KernelKind q : {KernelKind::Quantize1x128, KernelKind::Quantize128x128})
+    for (KernelKind q : {KernelKind::Quantize1x128, KernelKind::Quantize128x128, KernelKind::QuantizeTransposed1x128})
       if (kind == kind_name(q)) {
         s.kind = q;
         s.option = j.value("option", 0);

@@ -12,6 +12,7 @@ enum class KernelKind {
   Gemm1D2D,         // D bf16 = A (1x128 scales) x B^T (128x128 scales)
   Quantize1x128,    // bf16 -> e4m3 with a scale per 128 values of a row
   Quantize128x128,  // bf16 -> e4m3 with a scale per 128x128 block
+  QuantizeTransposed1x128,  // bf16 [T, H] -> e4m3 [H, T] with a scale per 128 tokens
 };
 
 bool is_gemm(KernelKind kind);

@@ -110,11 +110,13 @@ bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Ma
 }
 
 bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, const ScaleOutput& sf,
-                       int64_t scale_rows, int64_t scale_cols) {
+                       int64_t scale_rows, int64_t scale_cols, bool transposed) {
   auto reject = [op](const std::string& what) { fail(ErrorCode::InvalidArgument, "{}: {}", op, what); };
   if (x.rows < 0 || x.cols < 0) reject(fmt::format("x has negative size [{}, {}]; sizes must be >= 0", x.rows, x.cols));
-  if (q.rows != x.rows || q.cols != x.cols)
-    reject(fmt::format("q is [{}, {}] but must have x's shape [{}, {}]", q.rows, q.cols, x.rows, x.cols));
+  const int64_t q_rows = transposed ? x.cols : x.rows, q_cols = transposed ? x.rows : x.cols;
+  if (q.rows != q_rows || q.cols != q_cols)
+    reject(fmt::format("q is [{}, {}] but must be [{}, {}]: {} x's shape [{}, {}]", q.rows, q.cols, q_rows, q_cols,
+                       transposed ? "the transpose of" : "the same as", x.rows, x.cols));
   if (x.rows > kMaxDimension || x.cols > kMaxDimension)
     reject(fmt::format("rows and cols must be at most {} (got {}, {}); split the tensor", kMaxDimension, x.rows, x.cols));
   if (x.rows == 0 || x.cols == 0) return false;
@@ -131,7 +133,8 @@ bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, c
   if (x.ld < x.cols || x.ld % 8 != 0)
     reject(fmt::format("x.ld = {} must be >= cols = {} and a multiple of 8 (16-byte row starts)", x.ld, x.cols));
   if (q.ld < q.cols || q.ld % 16 != 0)
-    reject(fmt::format("q.ld = {} must be >= cols = {} and a multiple of 16 (what gemm_fp8_nt reads)", q.ld, q.cols));
+    reject(fmt::format("q.ld = {} must be >= its cols = {} and a multiple of 16 (what gemm_fp8_nt reads)", q.ld,
+                       q.cols));
   if (sf.rows != scale_rows || sf.cols != scale_cols)
     reject(fmt::format("scales is [{}, {}] but must be [{}, {}] for x of [{}, {}]", sf.rows, sf.cols, scale_rows,
                        scale_cols, x.rows, x.cols));

@@ -12,11 +12,11 @@ namespace fp8gemm::detail {
 bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                           const ScaleMatrix& b_scales, const Bf16Matrix& d);
 
-// The same for quantize_per_token / quantize_per_block (`op` names the function in the
-// messages); the scales must be [scale_rows, scale_cols]. Returns false when there is
-// nothing to do (rows == 0 or cols == 0).
+// The same for the quantizers (`op` names the function in the messages): q has x's
+// shape, or its transpose when `transposed`; the scales must be [scale_rows, scale_cols].
+// Returns false when there is nothing to do (rows == 0 or cols == 0).
 bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, const ScaleOutput& scales,
-                       int64_t scale_rows, int64_t scale_cols);
+                       int64_t scale_rows, int64_t scale_cols, bool transposed = false);
 
 // Throws Error(UnsupportedDevice) unless the device is sm_90 (Hopper).
 void validate_device(int cc_major, int cc_minor, const std::string& name, int ordinal);

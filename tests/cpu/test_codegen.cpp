@@ -66,7 +66,7 @@ TEST(Codegen, EmbeddedHeadersPresentAndToolkitFree) {
 // Quantization kernels: one per kind and scale rounding, no N/K/config baked in; they
 // compile with NVRTC to kernels without local memory.
 TEST(Codegen, QuantizationKernels) {
-  for (KernelKind kind : {KernelKind::Quantize1x128, KernelKind::Quantize128x128})
+  for (KernelKind kind : {KernelKind::Quantize1x128, KernelKind::Quantize128x128, KernelKind::QuantizeTransposed1x128})
     for (int pow2 : {0, 1}) {
       KernelSpec s;
       s.kind = kind;

@@ -168,7 +168,7 @@ TEST(Validation, QuantizeArguments) {
   empty.s.rows = 0;
   EXPECT_FALSE(empty.run());  // nothing to do, nothing checked further
   expect_quant_rejected([](QuantArgs& a) { a.x.rows = -1; }, "negative size");
-  expect_quant_rejected([](QuantArgs& a) { a.q.cols = 2048; }, "x's shape");
+  expect_quant_rejected([](QuantArgs& a) { a.q.cols = 2048; }, "the same as x's shape");
   expect_quant_rejected([](QuantArgs& a) { a.x.data = nullptr; }, "x.data is null");
   expect_quant_rejected([](QuantArgs& a) { a.q.data = reinterpret_cast<void*>(0x200000008); }, "q.data");
   expect_quant_rejected([](QuantArgs& a) { a.s.data = reinterpret_cast<float*>(0x300000002); }, "scales.data");
@@ -181,4 +181,17 @@ TEST(Validation, QuantizeArguments) {
   expect_quant_rejected([](QuantArgs& a) {
     a.per_block = true;  // per-token scales given to the per-block quantizer
   }, "must be [3, 17]");
+  // Transposed: q is [cols, rows], scales [cols, ceil(rows/128)].
+  const Bf16Input x{reinterpret_cast<void*>(0x100000000), 300, 2056, 2056};
+  const Fp8Output qt{reinterpret_cast<void*>(0x200000000), 2056, 300, 304};
+  float* s = reinterpret_cast<float*>(0x300000000);
+  EXPECT_TRUE(detail::validate_quantize("quantize_transposed_per_token", x, qt, per_token_scale_output(s, 2056, 300),
+                                        2056, 3, true));
+  try {
+    detail::validate_quantize("quantize_transposed_per_token", x, Fp8Output{qt.data, 300, 2056, 2064},
+                              per_token_scale_output(s, 2056, 300), 2056, 3, true);
+    ADD_FAILURE() << "accepted an untransposed q";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the transpose of x's shape"), std::string::npos) << e.what();
+  }
 }

@@ -1,6 +1,6 @@
-// Quantization kernels on an sm_90 GPU: bit-exact against the host reference (same fp8
-// bytes, same scales) on random data with zero rows, huge values and partial groups, both
-// scale roundings; nothing written outside q and the scales; the result feeds
+// Quantization kernels on an sm_90 GPU (per-token, per-block, transposed per-token):
+// bit-exact against the host reference (same fp8 bytes, same scales) on random data with
+// zero rows, huge values and partial groups, both scale roundings; nothing written outside q and the scales; the result feeds
 // gemm_fp8_nt directly.
 
 #include <gtest/gtest.h>
@@ -48,14 +48,18 @@ struct Outputs {
   int64_t ldq;
 };
 
+enum class Mode { PerToken, PerBlock, Transposed };
+
 // Runs one quantizer and compares bytes and scales with the reference; also checks that
 // the bytes around each q row and past the scales stay as they were.
-void run_and_compare(bool per_block, int64_t rows, int64_t cols, bool pow2) {
-  SCOPED_TRACE(testing::Message() << (per_block ? "per-block" : "per-token") << " " << rows << "x" << cols
-                                  << (pow2 ? " pow2" : ""));
-  const host::Bf16Host x = make_input(rows, cols, uint64_t(rows * 131 + cols));
-  const host::Fp8Operand ref =
-      per_block ? host::quantize_per_block_ref(x, pow2) : host::quantize_per_token_ref(x, pow2);
+void run_and_compare(Mode mode, int64_t x_rows, int64_t x_cols, bool pow2) {
+  SCOPED_TRACE(testing::Message() << int(mode) << " " << x_rows << "x" << x_cols << (pow2 ? " pow2" : ""));
+  const bool per_block = mode == Mode::PerBlock;
+  const host::Bf16Host x = make_input(x_rows, x_cols, uint64_t(x_rows * 131 + x_cols));
+  const host::Fp8Operand ref = mode == Mode::PerBlock   ? host::quantize_per_block_ref(x, pow2)
+                               : mode == Mode::PerToken ? host::quantize_per_token_ref(x, pow2)
+                                                        : host::quantize_transposed_per_token_ref(x, pow2);
+  const int64_t rows = ref.rows, cols = ref.cols;  // of q
   DeviceBuffer dx(x.data.size() * 2);
   check(cudaMemcpy(dx.get(), x.data.data(), x.data.size() * 2, cudaMemcpyHostToDevice), "upload x");
   const int64_t ldq = ref.ld + 16;  // a wider q to catch writes past a row
@@ -63,13 +67,15 @@ void run_and_compare(bool per_block, int64_t rows, int64_t cols, bool pow2) {
   DeviceBuffer ds((ref.scales.size() + 64) * 4);
   check(cudaMemset(dq.get(), 0x5a, size_t(rows * ldq)), "poison q");
   check(cudaMemset(ds.get(), 0xff, (ref.scales.size() + 64) * 4), "poison scales");
-  const Bf16Input in{dx.get(), rows, cols, x.ld};
+  const Bf16Input in{dx.get(), x_rows, x_cols, x.ld};
   const Fp8Output out{dq.get(), rows, cols, ldq};
   const QuantizeOptions options{pow2};
-  if (per_block)
+  if (mode == Mode::PerBlock)
     quantize_per_block(in, out, block_scale_output(ds.get<float>(), rows, cols), options);
-  else
+  else if (mode == Mode::PerToken)
     quantize_per_token(in, out, per_token_scale_output(ds.get<float>(), rows, cols), options);
+  else
+    quantize_transposed_per_token(in, out, per_token_scale_output(ds.get<float>(), rows, cols), options);
   check(cudaDeviceSynchronize(), "quantize");
   std::vector<uint8_t> q(size_t(rows * ldq));
   std::vector<float> s(ref.scales.size() + 64);
@@ -105,10 +111,10 @@ void run_and_compare(bool per_block, int64_t rows, int64_t cols, bool pow2) {
 }  // namespace
 
 TEST_F(GpuQuantize, BitExactAgainstTheHostReference) {
-  for (bool per_block : {false, true})
+  for (Mode mode : {Mode::PerToken, Mode::PerBlock, Mode::Transposed})
     for (bool pow2 : {false, true})
       for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 128}, {3, 8}, {129, 300}, {256, 7168}, {700, 2056}})
-        run_and_compare(per_block, rows, cols, pow2);
+        run_and_compare(mode, rows, cols, pow2);
 }
 
 // What the quantizers write is what gemm_fp8_nt reads: quantize A per token and B per
