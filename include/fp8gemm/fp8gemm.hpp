@@ -219,6 +219,17 @@ FP8GEMM_API void quantize_per_block(const Bf16Input& x, const Fp8Output& q, cons
 FP8GEMM_API void quantize_transposed_per_token(const Bf16Input& x, const Fp8Output& q, const ScaleOutput& scales,
                                                const QuantizeOptions& options = {}, Stream stream = nullptr);
 
+// Exact transpose of a 128x128-scaled e4m3 matrix, e.g. dgrad's B: W [N, K] -> W^T [K, N].
+// The bytes and the grid of block scales move together (w_scales [ceil(N/128),
+// ceil(K/128)] -> wt_scales [ceil(K/128), ceil(N/128)]); nothing is requantized.
+FP8GEMM_API void transpose_fp8_block_scaled(const Fp8Matrix& w, const ScaleMatrix& w_scales, const Fp8Output& wt,
+                                            const ScaleOutput& wt_scales, Stream stream = nullptr);
+
+// Copies scales of the same shape from one layout into another, e.g. per-token scales
+// stored K-major ([M][ceil(K/128)], row_stride = ceil(K/128), col_stride = 1) into the
+// M-major layout gemm_fp8_nt reads (per_token_scale_output).
+FP8GEMM_API void convert_scales(const ScaleMatrix& in, const ScaleOutput& out, Stream stream = nullptr);
+
 // ---------------------------------------------------------------------------
 // Kernel cache
 // ---------------------------------------------------------------------------

@@ -208,4 +208,59 @@ __global__ void __launch_bounds__(256) quantize_transposed_1x128_kernel(
   }
 }
 
+// Byte transpose of an e4m3 matrix: w [rows, cols] -> wt [cols, rows], exact. One CTA per
+// 64x64 tile through shared memory; 4-byte loads and stores where the tile is whole.
+__global__ void __launch_bounds__(256) transpose_fp8_kernel(const unsigned char* __restrict__ w, long long ldw,
+                                                            unsigned char* __restrict__ wt, long long ldwt, int rows,
+                                                            int cols) {
+  __shared__ unsigned char tile[64][68];  // [row][col], padded
+  const int col_tiles = (cols + 63) / 64;
+  const int r0 = (blockIdx.x / col_tiles) * 64, c0 = (blockIdx.x % col_tiles) * 64;
+  const int quad = threadIdx.x % 16, line = threadIdx.x / 16;  // 16 quads of 4 bytes, 16 lines
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int r = line + 16 * i, c = 4 * quad;
+    const unsigned char* src = w + static_cast<long long>(r0 + r) * ldw + c0 + c;
+    if (r0 + r < rows && c0 + c + 4 <= cols) {
+      const u32 v = *reinterpret_cast<const u32*>(src);  // ldw % 16 == 0, c % 4 == 0
+#pragma unroll
+      for (int e = 0; e < 4; ++e) tile[r][c + e] = static_cast<unsigned char>(v >> (8 * e));
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) tile[r][c + e] = r0 + r < rows && c0 + c + e < cols ? src[e] : 0;
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int out_row = line + 16 * i, out_col = 4 * quad;  // wt row = input column, wt column = input row
+    if (c0 + out_row >= cols) continue;
+    u32 v = 0;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) v |= static_cast<u32>(tile[out_col + e][out_row]) << (8 * e);
+    unsigned char* dst = wt + static_cast<long long>(c0 + out_row) * ldwt + r0 + out_col;
+    if (r0 + out_col + 4 <= rows) {
+      *reinterpret_cast<u32*>(dst) = v;  // ldwt % 16 == 0
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (r0 + out_col + e < rows) dst[e] = static_cast<unsigned char>(v >> (8 * e));
+    }
+  }
+}
+
+// out(r, c) = in(r, c) for a [rows, cols] matrix of fp32 scales, any strides on both
+// sides (a transpose is a copy from a view with swapped strides).
+__global__ void __launch_bounds__(256) copy_scales_kernel(const float* __restrict__ in, long long in_row_stride,
+                                                          long long in_col_stride, float* __restrict__ out,
+                                                          long long out_row_stride, long long out_col_stride,
+                                                          int rows, int cols) {
+  const long long total = static_cast<long long>(rows) * cols;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long r = i / cols, c = i - r * cols;
+    out[r * out_row_stride + c * out_col_stride] = in[r * in_row_stride + c * in_col_stride];
+  }
+}
+
 }  // namespace fp8gemm_dev

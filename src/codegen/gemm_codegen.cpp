@@ -35,10 +35,16 @@ GeneratedKernel generate_kernel(const KernelSpec& spec) {
   if (!is_gemm(spec.kind)) {
     GeneratedKernel g;
     g.slug = spec.slug();
-    const char* kernel = spec.kind == KernelKind::Quantize1x128     ? "quantize_1x128_kernel"
-                         : spec.kind == KernelKind::Quantize128x128 ? "quantize_128x128_kernel"
-                                                                     : "quantize_transposed_1x128_kernel";
-    g.name_expression = fmt::format("fp8gemm_dev::{}<{}>", kernel, spec.option == 1 ? "true" : "false");
+    switch (spec.kind) {
+      case KernelKind::TransposeFp8: g.name_expression = "fp8gemm_dev::transpose_fp8_kernel"; break;
+      case KernelKind::CopyScales: g.name_expression = "fp8gemm_dev::copy_scales_kernel"; break;
+      default: {
+        const char* kernel = spec.kind == KernelKind::Quantize1x128     ? "quantize_1x128_kernel"
+                             : spec.kind == KernelKind::Quantize128x128 ? "quantize_128x128_kernel"
+                                                                         : "quantize_transposed_1x128_kernel";
+        g.name_expression = fmt::format("fp8gemm_dev::{}<{}>", kernel, spec.option == 1 ? "true" : "false");
+      }
+    }
     g.source = fmt::format("// fp8gemm generated kernel {}\n#include \"fp8gemm/quantize.cuh\"\n", g.slug);
     return g;
   }

@@ -15,6 +15,8 @@ const char* kind_name(KernelKind kind) {
     case KernelKind::Quantize1x128: return "quant1x128";
     case KernelKind::Quantize128x128: return "quant128x128";
     case KernelKind::QuantizeTransposed1x128: return "quantT1x128";
+    case KernelKind::TransposeFp8: return "transpose_fp8";
+    case KernelKind::CopyScales: return "copy_scales";
   }
   return "unknown";
 }
@@ -86,6 +88,8 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
     if (spec.n != 0 || spec.k != 0 || !(c == KernelConfig{}))
       return fmt::format("{} kernels take no N, K or tile config", kind_name(spec.kind));
     if (spec.option != 0 && spec.option != 1) return fmt::format("option={} must be 0 or 1", spec.option);
+    if (spec.option != 0 && (spec.kind == KernelKind::TransposeFp8 || spec.kind == KernelKind::CopyScales))
+      return fmt::format("{} kernels take no option", kind_name(spec.kind));
     return "";
   }
   if (spec.option != 0) return "GEMM kernels take no option";
@@ -145,7 +149,8 @@ KernelSpec spec_from_json(const std::string& text) {
     const nlohmann::json j = nlohmann::json::parse(text);
     KernelSpec s;
     const std::string kind = j.at("kind").get<std::string>();
-    for (KernelKind q : {KernelKind::Quantize1x128, KernelKind::Quantize128x128, KernelKind::QuantizeTransposed1x128})
+    for (KernelKind q : {KernelKind::Quantize1x128, KernelKind::Quantize128x128, KernelKind::QuantizeTransposed1x128,
+                         KernelKind::TransposeFp8, KernelKind::CopyScales})
       if (kind == kind_name(q)) {
         s.kind = q;
         s.option = j.value("option", 0);

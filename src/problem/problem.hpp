@@ -13,6 +13,8 @@ enum class KernelKind {
   Quantize1x128,    // bf16 -> e4m3 with a scale per 128 values of a row
   Quantize128x128,  // bf16 -> e4m3 with a scale per 128x128 block
   QuantizeTransposed1x128,  // bf16 [T, H] -> e4m3 [H, T] with a scale per 128 tokens
+  TransposeFp8,             // e4m3 [R, C] -> [C, R], exact
+  CopyScales,               // fp32 scales from one layout to another
 };
 
 bool is_gemm(KernelKind kind);

@@ -1,6 +1,7 @@
 #include "problem/validate.hpp"
 
 #include <cstdint>
+#include <tuple>
 #include <utility>
 
 #include "problem/problem.hpp"
@@ -151,6 +152,80 @@ bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, c
   for (const auto& [a, b] : {std::pair{rq, rx}, std::pair{rs, rx}, std::pair{rs, rq}})
     if (a.begin < b.end && b.begin < a.end)
       reject(fmt::format("{} overlaps {} in memory; outputs must be separate buffers", a.name, b.name));
+  return true;
+}
+
+namespace {
+
+// One stride 1 and the other spanning its dimension: no element shares an address.
+template <class Scales>
+bool one_to_one(const Scales& s) {
+  const bool row_major = s.col_stride == 1 && (s.rows == 1 || s.row_stride >= s.cols);
+  const bool col_major = s.row_stride == 1 && (s.cols == 1 || s.col_stride >= s.rows);
+  return row_major || col_major;
+}
+
+}  // namespace
+
+bool validate_fp8_transpose(const Fp8Matrix& w, const ScaleMatrix& ws, const Fp8Output& wt, const ScaleOutput& wts) {
+  auto reject = [](const std::string& what) {
+    fail(ErrorCode::InvalidArgument, "transpose_fp8_block_scaled: {}", what);
+  };
+  if (w.rows < 0 || w.cols < 0) reject(fmt::format("w has negative size [{}, {}]", w.rows, w.cols));
+  if (wt.rows != w.cols || wt.cols != w.rows)
+    reject(fmt::format("wt is [{}, {}] but must be the transpose of w's [{}, {}]", wt.rows, wt.cols, w.rows, w.cols));
+  if (w.rows > kMaxDimension || w.cols > kMaxDimension)
+    reject(fmt::format("sizes must be at most {} (got {}, {})", kMaxDimension, w.rows, w.cols));
+  if (w.rows == 0 || w.cols == 0) return false;
+  for (const auto& [p, name, alignment] :
+       {std::tuple{w.data, "w.data", 16u}, std::tuple{static_cast<const void*>(wt.data), "wt.data", 16u},
+        std::tuple{static_cast<const void*>(ws.data), "w_scales.data", 4u},
+        std::tuple{static_cast<const void*>(wts.data), "wt_scales.data", 4u}}) {
+    if (p == nullptr) reject(fmt::format("{} is null; pass a device pointer", name));
+    if (addr(p) % alignment != 0) reject(fmt::format("{} = {} is not {}-byte aligned", name, p, alignment));
+  }
+  if (w.ld < w.cols || w.ld % 16 != 0)
+    reject(fmt::format("w.ld = {} must be >= cols = {} and a multiple of 16", w.ld, w.cols));
+  if (wt.ld < wt.cols || wt.ld % 16 != 0)
+    reject(fmt::format("wt.ld = {} must be >= its cols = {} and a multiple of 16", wt.ld, wt.cols));
+  const int64_t nb = (w.rows + 127) / 128, kb = (w.cols + 127) / 128;
+  if (ws.rows != nb || ws.cols != kb)
+    reject(fmt::format("w_scales is [{}, {}] but must be [ceil(N/128), ceil(K/128)] = [{}, {}]", ws.rows, ws.cols, nb,
+                       kb));
+  if (wts.rows != kb || wts.cols != nb)
+    reject(fmt::format("wt_scales is [{}, {}] but must be [ceil(K/128), ceil(N/128)] = [{}, {}]", wts.rows, wts.cols,
+                       kb, nb));
+  if (!one_to_one(ws) || !one_to_one(wts))
+    reject("scale strides: one stride must be 1 and the other at least the extent of that dimension");
+  const Range rw = matrix_range(w.data, w.rows, w.cols, w.ld, 1, "w"), rwt = matrix_range(wt.data, wt.rows, wt.cols, wt.ld, 1, "wt");
+  const Range rs = scale_range(ws, "w_scales"), rts = scale_range(wts, "wt_scales");
+  for (const auto& [a, b] : {std::pair{rwt, rw}, std::pair{rwt, rs}, std::pair{rts, rw}, std::pair{rts, rs},
+                             std::pair{rts, rwt}})
+    if (a.begin < b.end && b.begin < a.end)
+      reject(fmt::format("{} overlaps {} in memory; outputs must be separate buffers", a.name, b.name));
+  return true;
+}
+
+bool validate_scale_copy(const ScaleMatrix& in, const ScaleOutput& out) {
+  auto reject = [](const std::string& what) { fail(ErrorCode::InvalidArgument, "convert_scales: {}", what); };
+  if (in.rows < 0 || in.cols < 0) reject(fmt::format("in has negative size [{}, {}]", in.rows, in.cols));
+  if (out.rows != in.rows || out.cols != in.cols)
+    reject(fmt::format("out is [{}, {}] but in is [{}, {}]; the shapes must match", out.rows, out.cols, in.rows,
+                       in.cols));
+  if (in.rows > kMaxDimension || in.cols > kMaxDimension || in.rows * in.cols > kMaxDimension)
+    reject(fmt::format("at most {} scales per call (got {} x {})", kMaxDimension, in.rows, in.cols));
+  if (in.rows == 0 || in.cols == 0) return false;
+  if (in.data == nullptr || out.data == nullptr) reject("in.data and out.data must be device pointers (one is null)");
+  if (addr(in.data) % 4 != 0 || addr(out.data) % 4 != 0) reject("scale pointers must be 4-byte aligned");
+  if (in.row_stride < 0 || in.col_stride < 0 || (in.rows > 1 && in.row_stride == 0) ||
+      (in.cols > 1 && in.col_stride == 0))
+    reject(fmt::format("in has strides (row {}, col {}); they must be positive", in.row_stride, in.col_stride));
+  if (!one_to_one(out))
+    reject(fmt::format("out has strides (row {}, col {}): one stride must be 1 and the other at least the extent "
+                       "of that dimension (no element written twice)",
+                       out.row_stride, out.col_stride));
+  const Range ri = scale_range(in, "in"), ro = scale_range(out, "out");
+  if (ri.begin < ro.end && ro.begin < ri.end) reject("out overlaps in; convert into a separate buffer");
   return true;
 }
 

@@ -18,6 +18,15 @@ bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const
 bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, const ScaleOutput& scales,
                        int64_t scale_rows, int64_t scale_cols, bool transposed = false);
 
+// transpose_fp8_block_scaled: w [N, K] and its block scales -> wt [K, N] and the
+// transposed scale grid. Returns false when there is nothing to do.
+bool validate_fp8_transpose(const Fp8Matrix& w, const ScaleMatrix& w_scales, const Fp8Output& wt,
+                            const ScaleOutput& wt_scales);
+
+// convert_scales: same shape, positive input strides, an output layout that writes no
+// element twice, no overlap. Returns false when there is nothing to do.
+bool validate_scale_copy(const ScaleMatrix& in, const ScaleOutput& out);
+
 // Throws Error(UnsupportedDevice) unless the device is sm_90 (Hopper).
 void validate_device(int cc_major, int cc_minor, const std::string& name, int ordinal);
 

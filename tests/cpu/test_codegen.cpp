@@ -80,6 +80,15 @@ TEST(Codegen, QuantizationKernels) {
       EXPECT_FALSE(k.cubin.empty());
       EXPECT_FALSE(k.resources.slow_path()) << g.slug << ":\n" << k.log;
     }
+  for (KernelKind kind : {KernelKind::TransposeFp8, KernelKind::CopyScales}) {
+    KernelSpec s;
+    s.kind = kind;
+    EXPECT_EQ(spec_illegal_reason(s), "");
+    const CompiledKernel k = compile_kernel(generate_kernel(s));
+    EXPECT_FALSE(k.resources.slow_path()) << s.slug() << ":\n" << k.log;
+    s.option = 1;
+    EXPECT_NE(spec_illegal_reason(s), "");
+  }
   KernelSpec bad;
   bad.kind = KernelKind::Quantize1x128;
   bad.n = 128;

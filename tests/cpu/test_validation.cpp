@@ -195,3 +195,36 @@ TEST(Validation, QuantizeArguments) {
     EXPECT_NE(std::string(e.what()).find("the transpose of x's shape"), std::string::npos) << e.what();
   }
 }
+
+TEST(Validation, TransposeAndScaleConversion) {
+  const int64_t n = 300, k = 2064;
+  const Fp8Matrix w{reinterpret_cast<void*>(0x100000000), n, k, k};
+  const ScaleMatrix ws = block_scales(reinterpret_cast<const float*>(0x200000000), n, k);
+  const Fp8Output wt{reinterpret_cast<void*>(0x300000000), k, n, 304};
+  const ScaleOutput wts = block_scale_output(reinterpret_cast<float*>(0x400000000), k, n);
+  EXPECT_TRUE(detail::validate_fp8_transpose(w, ws, wt, wts));
+  EXPECT_FALSE(detail::validate_fp8_transpose(Fp8Matrix{w.data, 0, k, k}, ws, Fp8Output{wt.data, k, 0, 304}, wts));
+  auto rejected = [](const std::function<void()>& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "accepted; expected '" << needle << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  rejected([&] { detail::validate_fp8_transpose(w, ws, Fp8Output{wt.data, n, k, k}, wts); }, "transpose of w");
+  rejected([&] { detail::validate_fp8_transpose(w, ws, Fp8Output{wt.data, k, n, 300}, wts); }, "wt.ld");
+  rejected([&] { detail::validate_fp8_transpose(w, ws, wt, block_scale_output(wts.data, n, k)); }, "wt_scales is");
+  rejected([&] { detail::validate_fp8_transpose(w, ws, Fp8Output{const_cast<void*>(w.data), k, n, 304}, wts); }, "wt overlaps w");
+  // convert_scales: K-major per-token scales into the GEMM's M-major layout.
+  const int64_t m = 129;
+  const ScaleMatrix k_major{reinterpret_cast<const float*>(0x500000000), m, scale_blocks(k), scale_blocks(k), 1};
+  const ScaleOutput m_major = per_token_scale_output(reinterpret_cast<float*>(0x600000000), m, k);
+  EXPECT_TRUE(detail::validate_scale_copy(k_major, m_major));
+  rejected([&] { detail::validate_scale_copy(k_major, per_token_scale_output(m_major.data, m + 1, k)); }, "shapes must match");
+  rejected([&] { detail::validate_scale_copy(k_major, ScaleOutput{m_major.data, m, scale_blocks(k), 1, 4}); }, "written twice");
+  rejected([&] {
+    detail::validate_scale_copy(k_major, ScaleOutput{const_cast<float*>(k_major.data), m, scale_blocks(k), 1, 132});
+  }, "overlaps");
+}

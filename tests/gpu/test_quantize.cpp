@@ -140,3 +140,42 @@ TEST_F(GpuQuantize, OutputsFeedTheGemm) {
   EXPECT_LT(r.rel_error, 1e-2) << r.describe();
   EXPECT_EQ(r.non_finite, 0u) << r.describe();
 }
+
+// The exact transpose moves bytes and the scale grid together, and convert_scales puts
+// K-major per-token scales into the layout the GEMM reads.
+TEST_F(GpuQuantize, TransposeAndScaleConversion) {
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{300, 2064}, {64, 64}, {7168, 2048}, {8, 16}}) {
+    SCOPED_TRACE(testing::Message() << n << "x" << k);
+    const host::Fp8Operand w = host::random_operand(n, k, k, false, uint64_t(n + k));
+    const DeviceOperand dw = upload(w);
+    const int64_t ldt = (n + 15) / 16 * 16, nb = (n + 127) / 128, kb = (k + 127) / 128;
+    DeviceBuffer wt(size_t(k * ldt)), wts(size_t(kb * nb) * 4);
+    transpose_fp8_block_scaled({dw.data.get(), n, k, k}, block_scales(dw.scales.get<float>(), n, k),
+                               {wt.get(), k, n, ldt}, block_scale_output(wts.get<float>(), k, n));
+    check(cudaDeviceSynchronize(), "transpose");
+    std::vector<uint8_t> t(size_t(k * ldt));
+    std::vector<float> ts(size_t(kb * nb));
+    check(cudaMemcpy(t.data(), wt.get(), t.size(), cudaMemcpyDeviceToHost), "download");
+    check(cudaMemcpy(ts.data(), wts.get(), ts.size() * 4, cudaMemcpyDeviceToHost), "download scales");
+    int64_t wrong = 0;
+    for (int64_t r = 0; r < k; ++r)
+      for (int64_t c = 0; c < n; ++c) wrong += t[size_t(r * ldt + c)] != w.data[size_t(c * w.ld + r)];
+    for (int64_t j = 0; j < kb; ++j)
+      for (int64_t i = 0; i < nb; ++i) wrong += ts[size_t(j * nb + i)] != w.scales[size_t(i * kb + j)];
+    EXPECT_EQ(wrong, 0);
+  }
+  // K-major [M][ceil(K/128)] -> M-major with the padded stride.
+  const int64_t m = 129, k = 520, kb = (k + 127) / 128, stride = per_token_scale_stride(m);
+  std::vector<float> k_major(size_t(m * kb));
+  for (size_t i = 0; i < k_major.size(); ++i) k_major[i] = float(i) + 0.5f;
+  DeviceBuffer in(k_major.size() * 4), out(size_t(kb * stride) * 4);
+  check(cudaMemcpy(in.get(), k_major.data(), k_major.size() * 4, cudaMemcpyHostToDevice), "upload");
+  convert_scales(ScaleMatrix{in.get<float>(), m, kb, kb, 1}, per_token_scale_output(out.get<float>(), m, k));
+  check(cudaDeviceSynchronize(), "convert");
+  std::vector<float> got(size_t(kb * stride));
+  check(cudaMemcpy(got.data(), out.get(), got.size() * 4, cudaMemcpyDeviceToHost), "download");
+  int64_t wrong = 0;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = 0; j < kb; ++j) wrong += got[size_t(j * stride + r)] != k_major[size_t(r * kb + j)];
+  EXPECT_EQ(wrong, 0);
+}
