@@ -235,6 +235,65 @@ bool parse_kernel_config(const std::string& text, KernelConfig* config) {
   return true;
 }
 
+namespace {
+
+// Times the three quantizers on one [rows, cols] bf16 tensor (random data, copies
+// rotated like the GEMM bench) and prints their bandwidth.
+void bench_quantize_shape(int64_t rows, int64_t cols, const BenchOptions& o, cudaStream_t stream, nlohmann::json* out) {
+  const int64_t ld = (cols + 7) / 8 * 8, kb = (cols + 127) / 128, rb = (rows + 127) / 128;
+  const int64_t ldq = (cols + 15) / 16 * 16, ldqt = (rows + 15) / 16 * 16;
+  const size_t x_bytes = size_t(rows * ld) * 2;
+  const int sets = static_cast<int>(std::clamp<size_t>((kRotationBytes + x_bytes - 1) / x_bytes, 1, 16));
+  std::vector<uint16_t> host_x(size_t(rows * ld));
+  host::SplitMix64 rng(o.seed + uint64_t(rows * 7 + cols));
+  for (uint16_t& v : host_x) v = host::float_to_bf16(float((rng.uniform() * 2 - 1) * 8));
+  std::vector<DeviceBuffer> xs;
+  for (int i = 0; i < sets; ++i) {
+    xs.emplace_back(x_bytes);
+    upload(xs.back().get(), host_x.data(), x_bytes);
+  }
+  DeviceBuffer q(size_t(std::max(rows * ldq, cols * ldqt)));
+  DeviceBuffer sf(size_t(std::max({kb * per_token_scale_stride(rows), rb * kb, rb * per_token_scale_stride(cols)})) * 4);
+  struct Op {
+    const char* name;
+    std::function<void(int, cudaStream_t)> call;
+    double bytes;
+  };
+  const double in = double(rows * cols) * 2, q_bytes = double(rows * cols);
+  const std::vector<Op> ops = {
+      {"quantize_per_token",
+       [&](int i, cudaStream_t st) {
+         quantize_per_token({xs[size_t(i)].get(), rows, cols, ld}, {q.get(), rows, cols, ldq},
+                            per_token_scale_output(sf.get<float>(), rows, cols), {}, st);
+       },
+       in + q_bytes + double(rows * kb) * 4},
+      {"quantize_per_block",
+       [&](int i, cudaStream_t st) {
+         quantize_per_block({xs[size_t(i)].get(), rows, cols, ld}, {q.get(), rows, cols, ldq},
+                            block_scale_output(sf.get<float>(), rows, cols), {}, st);
+       },
+       in + q_bytes + double(rb * kb) * 4},
+      {"quantize_transposed_per_token",
+       [&](int i, cudaStream_t st) {
+         quantize_transposed_per_token({xs[size_t(i)].get(), rows, cols, ld}, {q.get(), cols, rows, ldqt},
+                                       per_token_scale_output(sf.get<float>(), cols, rows), {}, st);
+       },
+       in + q_bytes + double(cols * rb) * 4},
+  };
+  for (const Op& op : ops) {
+    op.call(0, stream);
+    cuda_check(cudaStreamSynchronize(stream), op.name);
+    int calls = 0;
+    const double us = time_calls(op.call, sets, o.replays, stream, &calls);
+    const double gbs = op.bytes / us * 1e-3;
+    fmt::print("{:>6} {:>6} | {:<30} | {:>8.1f} us {:>7.0f} GB/s {:>5.1f}% of 4.3 TB/s\n", rows, cols, op.name, us, gbs,
+               100.0 * gbs / 4300.0);
+    out->push_back({{"rows", rows}, {"cols", cols}, {"op", op.name}, {"us", us}, {"gbs", gbs}});
+  }
+}
+
+}  // namespace
+
 int run_bench(const BenchOptions& o) {
   const RuntimeInfo info = runtime_info();
   const DeviceInfo* device = nullptr;
@@ -258,6 +317,19 @@ int run_bench(const BenchOptions& o) {
   }
   cudaStream_t stream;
   cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  if (o.quantize) {
+    fmt::print("fp8gemm {} quantization bench on {}, {}\n", info.library_version, device->name, today());
+    std::vector<std::pair<int64_t, int64_t>> sizes = {{4096, 7168}, {16384, 7168}};
+    for (const GemmShape& s : file.dense)
+      if (s.m >= 4096 && std::find(sizes.begin(), sizes.end(), std::pair{s.m, s.k}) == sizes.end())
+        sizes.emplace_back(s.m, s.k);
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& [r, c] : sizes) bench_quantize_shape(r, c, o, stream, &rows);
+    if (!o.json.empty()) std::ofstream(o.json) << nlohmann::json{{"device", device->name}, {"date", today()},
+                                                                 {"rows", rows}}.dump(2) << "\n";
+    cudaStreamDestroy(stream);
+    return 0;
+  }
   // Compile everything first so that no compile lands between timings.
   PrewarmOptions prewarm_options;
   prewarm(file.dense, prewarm_options);

@@ -17,6 +17,9 @@ struct BenchOptions {
   // When given, each shape is timed with each of these configs instead of the
   // library's own choice (cuBLASLt once per shape).
   std::vector<KernelConfig> configs;
+  // Time the quantization kernels instead of the GEMMs: on [M, K] of every shape with
+  // M >= 4096 (activations) and on 4096x7168 / 16384x7168, as bandwidth.
+  bool quantize = false;
 };
 
 // "bm,bn,stages[,group_n[,multicast[,tma_store[,split_k]]]]" -> config; false if malformed.

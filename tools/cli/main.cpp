@@ -207,6 +207,9 @@ int main(int argc, char** argv) {
   bench->add_option("--csv", bench_options.csv, "Write the results as CSV");
   bench->add_flag("!--no-cublas", bench_options.cublas, "Do not run cuBLASLt");
   bench->add_option("--seed", bench_options.seed, "Random seed");
+  bench->add_flag("--quantize", bench_options.quantize,
+                  "Time the quantization kernels (bandwidth) instead of the GEMMs, on [M, K] of the shapes "
+                  "with M >= 4096 and on 4096x7168 and 16384x7168");
   std::vector<std::string> bench_configs;
   bench->add_option("--config", bench_configs,
                     "Time this kernel config instead of the library's choice: "
