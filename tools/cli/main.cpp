@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/bench_command.hpp"
 #include "cli/check_command.hpp"
@@ -80,6 +83,23 @@ int run_cache(const std::string& action, bool kernels_only, bool tuning_only) {
   }
   fmt::print("cache {}: {} kernels ({:.1f} MiB), {} not usable (recompiled on use); directory {} [{}]\n", action,
              entries.size(), double(bytes) / (1 << 20), bad, info.cache_dir, info.cache_state);
+  // Tuning databases (format: cache/README.md).
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(fs::path(info.cache_dir) / "tuning", ec)) {
+    if (e.path().extension() != ".json") continue;
+    std::ifstream in(e.path());
+    try {
+      const nlohmann::json j = nlohmann::json::parse(in);
+      const nlohmann::json& m = j.at("metadata");
+      fmt::print("tuning database {}: {} problems, measured on {} ({} SMs), driver {}, NVRTC {}, library {}\n",
+                 e.path().filename().string(), j.at("entries").size(), m.at("gpu").get<std::string>(),
+                 m.at("sms").get<int>(), m.at("driver").get<int>(), m.at("nvrtc").get<std::string>(),
+                 m.at("library").get<std::string>());
+    } catch (const std::exception&) {
+      fmt::print("tuning database {}: not readable (ignored by the library)\n", e.path().filename().string());
+    }
+  }
   return action == "verify" && bad > 0 ? 3 : 0;
 }
 
