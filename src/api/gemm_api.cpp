@@ -29,12 +29,12 @@ const LaunchPlan& plan_first_call(DeviceRuntime& runtime, int64_t m, int64_t n, 
   std::optional<KernelSpec> tuned;
   if (mode != TuningMode::Off) {
     const TuningMetadata metadata = device_metadata(runtime.props());
-    tuned = library.find_tuned(metadata, KernelKind::Gemm1D2D, m, n, k);
-    if (!tuned && mode == TuningMode::On) {
-      const TuneOutcome outcome = tune_problem(runtime, library.store(), m, n, k, TunerSettings{});
-      library.record_tuned(metadata, KernelKind::Gemm1D2D, m, n, k, outcome.best);
-      tuned = outcome.best.spec;
-    }
+    if (mode == TuningMode::On)
+      tuned = library.tuned_or_tune(metadata, KernelKind::Gemm1D2D, m, n, k, [&] {
+        return tune_problem(runtime, library.store(), m, n, k, TunerSettings{}).best;
+      });
+    else
+      tuned = library.find_tuned(metadata, KernelKind::Gemm1D2D, m, n, k);
   }
   if (tuned) options.tuned = &*tuned;
   return runtime.plan(m, n, k, library.store(), options);

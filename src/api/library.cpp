@@ -77,6 +77,39 @@ void Library::record_tuned(const TuningMetadata& device, KernelKind kind, int64_
     log(LogLevel::Warn, "could not write the tuning database {}: {}", path, std::strerror(err));
 }
 
+KernelSpec Library::tuned_or_tune(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n, int64_t k,
+                                  const std::function<TunedEntry()>& tune) {
+  const std::string key = tuning_db_path(disk_.dir(), device) + "|" + TuningDb::key(kind, m, n, k);
+  std::promise<KernelSpec> promise;
+  std::shared_future<KernelSpec> shared;
+  {
+    std::lock_guard<std::mutex> lock(tuning_mutex_);
+    if (const TunedEntry* e = tuning_db_locked(device).find(kind, m, n, k)) return e->spec;
+    auto it = tuning_in_flight_.find(key);
+    if (it != tuning_in_flight_.end()) {
+      shared = it->second;
+    } else {
+      tuning_in_flight_.emplace(key, promise.get_future().share());
+    }
+  }
+  if (shared.valid()) return shared.get();  // another thread is tuning this problem
+  KernelSpec spec;
+  try {
+    const TunedEntry entry = tune();
+    record_tuned(device, kind, m, n, k, entry);
+    spec = entry.spec;
+    promise.set_value(spec);
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    std::lock_guard<std::mutex> lock(tuning_mutex_);
+    tuning_in_flight_.erase(key);
+    throw;
+  }
+  std::lock_guard<std::mutex> lock(tuning_mutex_);
+  tuning_in_flight_.erase(key);  // the database answers from now on
+  return spec;
+}
+
 std::vector<KernelSpec> Library::tuned_anywhere(KernelKind kind, int64_t m, int64_t n, int64_t k) {
   std::vector<KernelSpec> out;
   if (disk_.dir().empty()) return out;

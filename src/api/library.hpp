@@ -2,6 +2,8 @@
 
 #include <cuda.h>
 
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,6 +41,11 @@ class Library {
   // Records a measured winner and merges it into the database file.
   void record_tuned(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n, int64_t k,
                     const TunedEntry& entry);
+  // Tuning mode On: the database's winner, else runs `tune` and records its result. Threads
+  // asking for the same problem (same device kind, kind, N, K and M bucket) at once share one
+  // tuning run; a failure is rethrown to each and not remembered.
+  KernelSpec tuned_or_tune(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n, int64_t k,
+                           const std::function<TunedEntry()>& tune);
   // Winners for a problem in every database file of the cache directory that was
   // measured with this library and NVRTC (any GPU): what a GPU-less prewarm compiles so
   // that cache-only processes on those GPUs find their kernels.
@@ -55,6 +62,7 @@ class Library {
   std::unordered_map<CUcontext, std::unique_ptr<DeviceRuntime>> runtimes_;
   std::mutex tuning_mutex_;
   std::map<std::string, TuningDb> tuning_dbs_;  // by file path
+  std::map<std::string, std::shared_future<KernelSpec>> tuning_in_flight_;  // by path + problem key
 };
 
 // What the tuning database of a device is keyed by: its name and SM count, the driver,

@@ -3,9 +3,17 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdio>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "api/library.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "fp8gemm/fp8gemm.hpp"
 #include "fp8gemm/version.hpp"
@@ -93,4 +101,61 @@ TEST(TuningApi, PrewarmCompilesTunedWinnersFromTheCacheDirectory) {
   EXPECT_EQ(std::find(r.kernel_names.begin(), r.kernel_names.end(), other_slug), r.kernel_names.end())
       << "a database of another NVRTC version was used";
   EXPECT_GE(r.kernels, 2u);  // the heuristic's choice too
+}
+
+// Tuning mode On: threads that need the same untuned problem at once share one tuning
+// run; the database answers afterwards; a failed run is reported to every waiter and
+// retried by the next request.
+TEST(TuningApi, ConcurrentRequestsShareOneTuningRun) {
+  using namespace detail;
+  const TuningMetadata device{"Test GPU " + std::to_string(::getpid()), 132, 13000, nvrtc_version(),
+                              FP8GEMM_VERSION_STRING};
+  Library& library = Library::instance();
+  std::atomic<int> runs{0};
+  const KernelSpec winner{KernelKind::Gemm1D2D, 2048, 1024, detail::KernelConfig{128, 128, 5, 8, 0, 1, 1}};
+  auto tune = [&] {
+    ++runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    TunedEntry e;
+    e.spec = winner;
+    e.m_measured = 300;
+    e.us = 10;
+    e.heuristic = winner.slug();
+    e.heuristic_us = 10;
+    return e;
+  };
+  std::vector<std::thread> threads;
+  std::atomic<int> same{0};
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&] {
+      if (library.tuned_or_tune(device, KernelKind::Gemm1D2D, 300, 2048, 1024, tune) == winner) ++same;
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(same.load(), 8);
+  // Same bucket (257..512): answered by the database.
+  EXPECT_EQ(library.tuned_or_tune(device, KernelKind::Gemm1D2D, 500, 2048, 1024, tune), winner);
+  EXPECT_EQ(runs.load(), 1);
+  // A failing run reaches every waiter and is not remembered.
+  std::atomic<int> failures{0};
+  auto failing = [&]() -> TunedEntry {
+    ++runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    throw std::runtime_error("no GPU time");
+  };
+  threads.clear();
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      try {
+        library.tuned_or_tune(device, KernelKind::Gemm1D2D, 4000, 2048, 1024, failing);
+      } catch (const std::runtime_error&) {
+        ++failures;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 4);
+  EXPECT_EQ(runs.load(), 2);
+  EXPECT_EQ(library.tuned_or_tune(device, KernelKind::Gemm1D2D, 4000, 2048, 1024, tune), winner);
+  EXPECT_EQ(runs.load(), 3);
+  std::remove(tuning_db_path(runtime_info().cache_dir, device).c_str());
 }
