@@ -127,6 +127,24 @@ FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
                              const Fp8Matrix& b, const ScaleMatrix& b_scales,
                              const Bf16Matrix& d, Stream stream = nullptr);
 
+// An fp32 matrix, row-major: element (r, c) is data[r * ld + c]. ld >= cols, ld % 4 == 0
+// (16-byte rows), data 16-byte aligned.
+struct Fp32Matrix {
+  float* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+};
+
+// Weight gradient ("1D1D"): D [M,N] fp32 = C + A [M,K] x B [N,K]^T, both e4m3 and K-major,
+// both scaled per token along K: a_scales [M, ceil(K/128)] M-major and b_scales
+// [N, ceil(K/128)] N-major (per_token_scales(data, M, K) / per_token_scales(data, N, K)).
+// c: nullptr (C = 0), &d (accumulate into D in place), or another [M,N] fp32 matrix that
+// does not overlap D. Rules as for gemm_fp8_nt, with N % 4 == 0 for the fp32 rows.
+FP8GEMM_API void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                                   const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c = nullptr,
+                                   Stream stream = nullptr);
+
 // The tile configuration of a GEMM kernel. gemm_fp8_nt chooses one itself; the
 // overload below runs a given one (for tuners, tests and experiments).
 struct KernelConfig {

@@ -83,4 +83,22 @@ void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matri
          stream);
 }
 
+void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                       const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c, Stream stream) {
+  if (!validate_gemm_fp8_nt_wgrad(a, a_scales, b, b_scales, d, c)) return;
+  counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);
+  CallContext call(stream);
+  DeviceRuntime& runtime = Library::instance().runtime(call.context());
+  const DeviceProps& device = runtime.props();
+  validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
+  const LaunchPlan* plan = runtime.find_plan(a.rows, b.rows, a.cols, KernelKind::Gemm1D1D);
+  if (plan == nullptr) {
+    // The heuristic (the tuner does not cover this kind yet).
+    PlanOptions options;
+    options.may_compile = !current_cache_only();
+    plan = &runtime.plan(a.rows, b.rows, a.cols, Library::instance().store(), options, KernelKind::Gemm1D1D);
+  }
+  launch_gemm_wgrad(*plan, a, a_scales, b, b_scales, d, c, reinterpret_cast<CUstream>(stream));
+}
+
 }  // namespace fp8gemm

@@ -12,6 +12,7 @@ namespace fp8gemm::detail {
 const char* kind_name(KernelKind kind) {
   switch (kind) {
     case KernelKind::Gemm1D2D: return "gemm1d2d";
+    case KernelKind::Gemm1D1D: return "gemm1d1d";
     case KernelKind::Quantize1x128: return "quant1x128";
     case KernelKind::Quantize128x128: return "quant128x128";
     case KernelKind::QuantizeTransposed1x128: return "quantT1x128";
@@ -21,7 +22,7 @@ const char* kind_name(KernelKind kind) {
   return "unknown";
 }
 
-bool is_gemm(KernelKind kind) { return kind == KernelKind::Gemm1D2D; }
+bool is_gemm(KernelKind kind) { return kind == KernelKind::Gemm1D2D || kind == KernelKind::Gemm1D1D; }
 
 std::string KernelSpec::slug() const {
   if (!is_gemm(kind)) return fmt::format("{}{}", kind_name(kind), option == 1 ? "_pow2" : "");
@@ -72,10 +73,13 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   l.k_blocks = static_cast<int>((spec.k + 127) / 128);
   // Two tile buffers of B scales (two rows of k_blocks floats each), 8-byte aligned
   // barriers: full/empty per stage plus full/empty per B-scale buffer.
-  const int sfb_bytes = 2 * (2 * l.k_blocks * 4);
+  // 1D2D: two tile buffers of B scales (two rows of k_blocks floats each). 1D1D: B's
+  // scales come per stage like A's.
+  const bool wgrad = spec.kind == KernelKind::Gemm1D1D;
+  const int sfb_bytes = wgrad ? c.stages * c.block_n * 4 : 2 * (2 * l.k_blocks * 4);
   const int waves_per_warpgroup = c.block_m / 64 / l.math_warpgroups;
   l.split_exchange_bytes = c.split_k == 2 ? waves_per_warpgroup * (c.block_n / 4) * l.math_warpgroups * 128 * 4 : 0;
-  const int barrier_bytes = 8 * (2 * c.stages + 4 + (c.split_k == 2 ? 2 : 0));
+  const int barrier_bytes = wgrad ? 8 * 2 * c.stages : 8 * (2 * c.stages + 4 + (c.split_k == 2 ? 2 : 0));
   l.smem_bytes = kSmemAlignSlack + c.stages * (l.a_stage_bytes + l.b_stage_bytes + l.sfa_stage_bytes) +
                  l.d_tile_bytes + (sfb_bytes + l.split_exchange_bytes + 7) / 8 * 8 + barrier_bytes;
   l.n_blocks = static_cast<int>((spec.n + c.block_n - 1) / c.block_n);
@@ -93,6 +97,12 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
     return "";
   }
   if (spec.option != 0) return "GEMM kernels take no option";
+  if (spec.kind == KernelKind::Gemm1D1D) {
+    if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128 (weight gradient)", c.block_m);
+    if (c.block_n > 128) return fmt::format("block_n={} must be at most 128 (weight gradient)", c.block_n);
+    if (c.multicast != 0 || c.tma_store != 0 || c.split_k != 1)
+      return "the weight-gradient kernel has no multicast, TMA-store epilogue or split-K";
+  }
   if (spec.n <= 0 || spec.n % 8 != 0) return fmt::format("N={} must be a positive multiple of 8", spec.n);
   if (spec.k <= 0 || spec.k % 16 != 0) return fmt::format("K={} must be a positive multiple of 16", spec.k);
   if (spec.n > kMaxDimension || spec.k > kMaxDimension) return fmt::format("N and K must be at most {}", kMaxDimension);
@@ -156,8 +166,9 @@ KernelSpec spec_from_json(const std::string& text) {
         s.option = j.value("option", 0);
         return s;
       }
-    if (kind != kind_name(KernelKind::Gemm1D2D)) fail(ErrorCode::InvalidArgument, "unknown kernel kind '{}'", kind);
-    s.kind = KernelKind::Gemm1D2D;
+    if (kind == kind_name(KernelKind::Gemm1D1D)) s.kind = KernelKind::Gemm1D1D;
+    else if (kind == kind_name(KernelKind::Gemm1D2D)) s.kind = KernelKind::Gemm1D2D;
+    else fail(ErrorCode::InvalidArgument, "unknown kernel kind '{}'", kind);
     s.n = j.at("n").get<int64_t>();
     s.k = j.at("k").get<int64_t>();
     s.config.block_m = j.at("block_m").get<int>();

@@ -10,6 +10,7 @@ namespace fp8gemm::detail {
 // Which kernel family a problem needs.
 enum class KernelKind {
   Gemm1D2D,         // D bf16 = A (1x128 scales) x B^T (128x128 scales)
+  Gemm1D1D,         // D fp32 = C + A (1x128 scales) x B^T (1x128 scales): weight gradient
   Quantize1x128,    // bf16 -> e4m3 with a scale per 128 values of a row
   Quantize128x128,  // bf16 -> e4m3 with a scale per 128x128 block
   QuantizeTransposed1x128,  // bf16 [T, H] -> e4m3 [H, T] with a scale per 128 tokens

@@ -10,11 +10,12 @@
 namespace fp8gemm::detail {
 namespace {
 
-constexpr const char* kFn = "gemm_fp8_nt";
+// The function whose arguments are being checked, for the messages.
+thread_local const char* t_fn = "gemm_fp8_nt";
 
 template <typename... Args>
 [[noreturn]] void bad(fmt::format_string<Args...> format, Args&&... args) {
-  fail(ErrorCode::InvalidArgument, "{}: {}", kFn, fmt::format(format, std::forward<Args>(args)...));
+  fail(ErrorCode::InvalidArgument, "{}: {}", t_fn, fmt::format(format, std::forward<Args>(args)...));
 }
 
 uintptr_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
@@ -49,6 +50,7 @@ Range scale_range(const Scales& s, const char* name) {
 
 bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b,
                           const ScaleMatrix& sb, const Bf16Matrix& d) {
+  t_fn = "gemm_fp8_nt";
   const int64_t m = a.rows, k = a.cols, n = b.rows;
   // Sizes.
   if (a.rows < 0 || a.cols < 0) bad("A has negative size [{}, {}]; sizes must be >= 0", a.rows, a.cols);
@@ -226,6 +228,55 @@ bool validate_scale_copy(const ScaleMatrix& in, const ScaleOutput& out) {
                        out.row_stride, out.col_stride));
   const Range ri = scale_range(in, "in"), ro = scale_range(out, "out");
   if (ri.begin < ro.end && ro.begin < ri.end) reject("out overlaps in; convert into a separate buffer");
+  return true;
+}
+
+bool validate_gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
+                                const Fp32Matrix& d, const Fp32Matrix* c) {
+  t_fn = "gemm_fp8_nt_wgrad";
+  const int64_t m = a.rows, k = a.cols, n = b.rows;
+  if (a.rows < 0 || a.cols < 0) bad("A has negative size [{}, {}]; sizes must be >= 0", a.rows, a.cols);
+  if (b.rows < 0 || b.cols < 0) bad("B has negative size [{}, {}]; sizes must be >= 0", b.rows, b.cols);
+  if (b.cols != k) bad("B is [N, K] = [{}, {}] but A is [M, K] = [{}, {}]: the K of A and B must match", b.rows, b.cols, m, k);
+  if (d.rows != m || d.cols != n)
+    bad("D is [{}, {}] but must be [M, N] = [{}, {}] (M from A's rows, N from B's rows)", d.rows, d.cols, m, n);
+  if (c != nullptr && (c->rows != m || c->cols != n)) bad("C is [{}, {}] but must be [M, N] = [{}, {}]", c->rows, c->cols, m, n);
+  if (k % 16 != 0) bad("K = {} is not a multiple of 16; FP8 rows must start 16-byte aligned (pad K with zeros)", k);
+  if (n % 4 != 0) bad("N = {} is not a multiple of 4; fp32 rows of D must start 16-byte aligned (pad N)", n);
+  if (m > kMaxDimension || n > kMaxDimension || k > kMaxDimension)
+    bad("M, N and K must be at most {} (got {}, {}, {}); split the problem", kMaxDimension, m, n, k);
+  if (m == 0 || n == 0) return false;
+  if (k == 0) bad("K = 0: an empty reduction; D = C needs no GEMM (copy C into D)");
+  check_pointer(a.data, "a.data", 16);
+  check_pointer(b.data, "b.data", 16);
+  check_pointer(d.data, "d.data", 16);
+  check_pointer(sa.data, "a_scales.data", 16);
+  check_pointer(sb.data, "b_scales.data", 16);
+  if (c != nullptr) check_pointer(c->data, "c->data", 16);
+  if (a.ld < k || a.ld % 16 != 0) bad("a.ld = {} must be >= K = {} and a multiple of 16", a.ld, k);
+  if (b.ld < k || b.ld % 16 != 0) bad("b.ld = {} must be >= K = {} and a multiple of 16", b.ld, k);
+  if (d.ld < n || d.ld % 4 != 0) bad("d.ld = {} must be >= N = {} and a multiple of 4 (16-byte row starts)", d.ld, n);
+  if (c != nullptr && (c->ld < n || c->ld % 4 != 0))
+    bad("c->ld = {} must be >= N = {} and a multiple of 4 (16-byte row starts)", c->ld, n);
+  const int64_t kb = (k + 127) / 128;
+  for (const auto& [s, rows, name] : {std::tuple{&sa, m, "a_scales"}, std::tuple{&sb, n, "b_scales"}}) {
+    if (s->rows != rows || s->cols != kb)
+      bad("{} is [{}, {}] but must be [{}, ceil(K/128)] = [{}, {}] (one fp32 scale per row and 128 K)", name, s->rows,
+          s->cols, rows, rows, kb);
+    if (s->row_stride != 1 || s->col_stride < rows || s->col_stride % 4 != 0)
+      bad("{} has strides (row {}, col {}) but must be row-index-major: row_stride == 1 and a col_stride that is a "
+          "multiple of 4 and >= {} (per_token_scales builds it; convert_scales converts other layouts)",
+          name, s->row_stride, s->col_stride, rows);
+  }
+  const Range rd = matrix_range(d.data, m, n, d.ld, 4, "D");
+  for (const Range& r : {matrix_range(a.data, m, k, a.ld, 1, "A"), matrix_range(b.data, n, k, b.ld, 1, "B"),
+                         scale_range(sa, "a_scales"), scale_range(sb, "b_scales")})
+    if (rd.begin < r.end && r.begin < rd.end) bad("D overlaps {} in memory; the output must be a separate buffer", r.name);
+  if (c != nullptr && !(c->data == d.data && c->ld == d.ld)) {
+    const Range rc = matrix_range(c->data, m, n, c->ld, 4, "C");
+    if (rd.begin < rc.end && rc.begin < rd.end)
+      bad("C overlaps D without being D: pass c = &d to accumulate in place, or a separate buffer");
+  }
   return true;
 }
 

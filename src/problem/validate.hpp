@@ -12,6 +12,10 @@ namespace fp8gemm::detail {
 bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                           const ScaleMatrix& b_scales, const Bf16Matrix& d);
 
+// The same for gemm_fp8_nt_wgrad (C may be null or exactly D).
+bool validate_gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                                const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c);
+
 // The same for the quantizers (`op` names the function in the messages): q has x's
 // shape, or its transpose when `transposed`; the scales must be [scale_rows, scale_cols].
 // Returns false when there is nothing to do (rows == 0 or cols == 0).

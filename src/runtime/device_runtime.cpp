@@ -43,15 +43,15 @@ CUfunction DeviceRuntime::kernel_function(const KernelSpec& spec, KernelStore& s
   return f != functions_.end() ? f->second.function : load(*binary).function;
 }
 
-const LaunchPlan* DeviceRuntime::find_plan(int64_t m, int64_t n, int64_t k) {
+const LaunchPlan* DeviceRuntime::find_plan(int64_t m, int64_t n, int64_t k, KernelKind kind) {
   std::shared_lock<std::shared_mutex> lock(mutex_);
-  auto it = plans_.find(PlanKey{m, n, k});
+  auto it = plans_.find(PlanKey{m, n, k, kind});
   return it == plans_.end() ? nullptr : &it->second;
 }
 
 const LaunchPlan& DeviceRuntime::plan(int64_t m, int64_t n, int64_t k, KernelStore& store,
-                                      const PlanOptions& options) {
-  const PlanKey key{m, n, k};
+                                      const PlanOptions& options, KernelKind kind) {
+  const PlanKey key{m, n, k, kind};
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     auto it = plans_.find(key);
@@ -59,7 +59,7 @@ const LaunchPlan& DeviceRuntime::plan(int64_t m, int64_t n, int64_t k, KernelSto
   }
   // First sight of this shape on this device: choose, build and load outside the lock
   // (compiling can take a second; other shapes keep launching meanwhile).
-  const PlannedKernel planned = plan_kernel(KernelKind::Gemm1D2D, m, n, k, traits(), store, options);
+  const PlannedKernel planned = plan_kernel(kind, m, n, k, traits(), store, options);
   LaunchPlan p = finish_plan(m, planned.spec, *planned.binary);
   std::unique_lock<std::shared_mutex> lock(mutex_);
   return plans_.emplace(key, p).first->second;
@@ -97,7 +97,8 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
   p.a_box_rows = short_m && c.multicast != 1 ? static_cast<int>((m + 7) / 8 * 8) : p.layout.a_box_rows;
   p.sfa_box_rows = short_m ? static_cast<int>((m + 3) / 4 * 4) : c.block_m;
   p.stage_tx_bytes = static_cast<unsigned>((c.multicast == 1 ? c.block_m : p.a_box_rows) * 128 +
-                                           c.block_n * 128 + p.sfa_box_rows * 4);
+                                           c.block_n * 128 + p.sfa_box_rows * 4 +
+                                           (spec.kind == KernelKind::Gemm1D1D ? c.block_n * 4 : 0));
   return p;
 }
 
@@ -161,6 +162,18 @@ const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binar
   log(LogLevel::Debug, "loaded {} on device {} ({} resident {})", binary.spec.slug(), props_.ordinal,
       loaded.max_clusters, layout.cluster_size > 1 ? "clusters" : "CTAs");
   return functions_.emplace(binary.spec, loaded).first->second;
+}
+
+void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& sfa,
+                      const CUtensorMap& sfb, float* d, int64_t ldd, const float* c, int64_t ldc, int m,
+                      CUstream stream) {
+  long long ld = ldd, lc = ldc;
+  unsigned tx = plan.stage_tx_bytes;
+  void* args[] = {const_cast<CUtensorMap*>(&a), const_cast<CUtensorMap*>(&b), const_cast<CUtensorMap*>(&sfa),
+                  const_cast<CUtensorMap*>(&sfb), &d, &ld, &c, &lc, &m, &tx};
+  CUlaunchAttribute attr;
+  const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, &attr);
+  check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d1d)");
 }
 
 void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,

@@ -50,7 +50,8 @@ class DeviceRuntime {
   // hash lookup under a shared lock: no hashing of source, no I/O, no allocation.
   // The context must be current (it is where new modules are loaded).
   // `options` matter only the first time a shape is planned in this context.
-  const LaunchPlan& plan(int64_t m, int64_t n, int64_t k, KernelStore& store, const PlanOptions& options = {});
+  const LaunchPlan& plan(int64_t m, int64_t n, int64_t k, KernelStore& store, const PlanOptions& options = {},
+                         KernelKind kind = KernelKind::Gemm1D2D);
   // The plan for a validated problem run with a given (legal) kernel spec.
   const LaunchPlan& plan(int64_t m, const KernelSpec& spec, KernelStore& store, bool may_compile = true);
   // A loaded kernel that is not planned per problem (quantization): built or read from
@@ -58,16 +59,18 @@ class DeviceRuntime {
   CUfunction kernel_function(const KernelSpec& spec, KernelStore& store, bool may_compile = true);
 
   // The plan of a shape planned before, else nullptr (one lookup under a shared lock).
-  const LaunchPlan* find_plan(int64_t m, int64_t n, int64_t k);
+  const LaunchPlan* find_plan(int64_t m, int64_t n, int64_t k, KernelKind kind = KernelKind::Gemm1D2D);
 
  private:
   struct PlanKey {
     int64_t m, n, k;
-    bool operator==(const PlanKey& o) const { return m == o.m && n == o.n && k == o.k; }
+    KernelKind kind;
+    bool operator==(const PlanKey& o) const { return m == o.m && n == o.n && k == o.k && kind == o.kind; }
   };
   struct PlanKeyHash {
     size_t operator()(const PlanKey& p) const {
-      return std::hash<int64_t>{}(p.m) * 31 + std::hash<int64_t>{}(p.n) * 1000003 + std::hash<int64_t>{}(p.k);
+      return (std::hash<int64_t>{}(p.m) * 31 + std::hash<int64_t>{}(p.n) * 1000003 + std::hash<int64_t>{}(p.k)) * 7 +
+             static_cast<size_t>(p.kind);
     }
   };
 
@@ -95,6 +98,11 @@ class DeviceRuntime {
   std::unordered_map<SpecPlanKey, LaunchPlan, SpecPlanKeyHash> spec_plans_;
   std::unordered_map<KernelSpec, LoadedKernel, KernelSpecHash> functions_;
 };
+
+// Launches gemm_1d1d_kernel for a plan (D, C fp32; C may be null or equal D).
+void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& sfa,
+                      const CUtensorMap& sfb, float* d, int64_t ldd, const float* c, int64_t ldc, int m,
+                      CUstream stream);
 
 // Launches gemm_1d2d_kernel for a plan.
 void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,

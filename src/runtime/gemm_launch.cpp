@@ -19,4 +19,17 @@ void launch_gemm(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& 
                    d.data, d.ld, static_cast<int>(m), stream);
 }
 
+void launch_gemm_wgrad(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                       const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c, CUstream stream) {
+  const int64_t m = a.rows, n = b.rows, k = a.cols;
+  const CUtensorMap tma_a = encode_tma_cached(tma_fp8_operand(a.data, m, k, a.ld, plan.a_box_rows));
+  const CUtensorMap tma_b = encode_tma_cached(tma_fp8_operand(b.data, n, k, b.ld, plan.layout.b_box_rows));
+  const CUtensorMap tma_sfa = encode_tma_cached(
+      tma_per_token_scales(a_scales.data, m, a_scales.cols, a_scales.col_stride, plan.sfa_box_rows));
+  const CUtensorMap tma_sfb = encode_tma_cached(
+      tma_per_token_scales(b_scales.data, n, b_scales.cols, b_scales.col_stride, plan.spec.config.block_n));
+  launch_gemm_1d1d(plan, tma_a, tma_b, tma_sfa, tma_sfb, d.data, d.ld, c != nullptr ? c->data : nullptr,
+                   c != nullptr ? c->ld : 0, static_cast<int>(m), stream);
+}
+
 }  // namespace fp8gemm::detail

@@ -12,4 +12,9 @@ namespace fp8gemm::detail {
 void launch_gemm(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                  const ScaleMatrix& b_scales, const Bf16Matrix& d, CUstream stream);
 
+// The same for the weight gradient: both scale tensors per token (M-major / N-major),
+// D fp32, C fp32 or null.
+void launch_gemm_wgrad(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                       const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c, CUstream stream);
+
 }  // namespace fp8gemm::detail

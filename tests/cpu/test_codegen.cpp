@@ -53,7 +53,7 @@ TEST(Codegen, IllegalSpecIsAnInternalError) {
 }
 
 TEST(Codegen, EmbeddedHeadersPresentAndToolkitFree) {
-  ASSERT_EQ(embedded_header_count(), 3);  // ptx.cuh, gemm_1d2d.cuh, quantize.cuh
+  ASSERT_EQ(embedded_header_count(), 4);  // ptx.cuh, gemm_1d2d.cuh, gemm_1d1d.cuh, quantize.cuh
   EXPECT_EQ(std::string(embedded_headers_digest()).size(), 64u);
   for (int i = 0; i < embedded_header_count(); ++i) {
     const std::string text = embedded_headers()[i].source;
@@ -99,4 +99,23 @@ TEST(Codegen, QuantizationKernels) {
   KernelSpec gemm{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{128, 128, 5, 8}};
   gemm.option = 1;
   EXPECT_NE(spec_illegal_reason(gemm), "");
+}
+
+// The weight-gradient kernel: its own template, legal configs only without multicast,
+// TMA-store epilogue or split-K; compiles without local memory.
+TEST(Codegen, WeightGradientKernel) {
+  KernelSpec s{KernelKind::Gemm1D1D, 4096, 7168, KernelConfig{128, 128, 6, 8}};
+  EXPECT_EQ(spec_illegal_reason(s), "");
+  const GeneratedKernel g = generate_kernel(s);
+  EXPECT_EQ(g.slug, "gemm1d1d_n4096_k7168_bm128_bn128_s6_g8");
+  EXPECT_NE(g.source.find("fp8gemm/gemm_1d1d.cuh"), std::string::npos);
+  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d1d_kernel<4096, 7168, 128, 128, 6, 8, 40, 232>");
+  EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
+  const CompiledKernel k = compile_kernel(g);
+  EXPECT_FALSE(k.resources.slow_path()) << k.log;
+  for (KernelConfig bad : {KernelConfig{256, 128, 3, 8}, KernelConfig{128, 144, 4, 8}, KernelConfig{128, 128, 4, 8, 1},
+                           KernelConfig{128, 128, 4, 8, 0, 1}, KernelConfig{128, 128, 4, 8, 0, 0, 2}}) {
+    s.config = bad;
+    EXPECT_NE(spec_illegal_reason(s), "") << s.slug();
+  }
 }

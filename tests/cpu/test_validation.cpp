@@ -228,3 +228,40 @@ TEST(Validation, TransposeAndScaleConversion) {
     detail::validate_scale_copy(k_major, ScaleOutput{const_cast<float*>(k_major.data), m, scale_blocks(k), 1, 132});
   }, "overlaps");
 }
+
+TEST(Validation, WeightGradientArguments) {
+  const int64_t m = 2112, n = 4096, k = 7168;
+  const Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
+  const Fp8Matrix b{reinterpret_cast<void*>(0x200000000), n, k, k};
+  const ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x300000000), m, k);
+  const ScaleMatrix sb = per_token_scales(reinterpret_cast<const float*>(0x400000000), n, k);
+  const Fp32Matrix d{reinterpret_cast<float*>(0x500000000), m, n, n};
+  const Fp32Matrix c{reinterpret_cast<float*>(0x600000000), m, n, n};
+  EXPECT_TRUE(detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, nullptr));
+  EXPECT_TRUE(detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, &d));  // accumulate in place
+  EXPECT_TRUE(detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, &c));
+  auto rejected = [](const std::function<void()>& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "accepted; expected '" << needle << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("gemm_fp8_nt_wgrad"), std::string::npos) << e.what();
+    }
+  };
+  rejected([&] { detail::validate_gemm_fp8_nt_wgrad(a, sa, b, block_scales(sb.data, n, k), d, nullptr); }, "b_scales is");
+  rejected([&] { detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, Fp32Matrix{d.data, m, n, n + 2}, nullptr); }, "d.ld");
+  rejected([&] {
+    detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, nullptr);
+    const Fp32Matrix shifted{d.data + 4, m, n, n};
+    detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, &shifted);
+  }, "C overlaps D");
+  const Fp32Matrix narrow{c.data, m, n - 4, n};
+  rejected([&] { detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, &narrow); }, "C is");
+  const Fp8Matrix b_odd{b.data, 4094, k, k};
+  rejected([&] {
+    detail::validate_gemm_fp8_nt_wgrad(a, sa, b_odd, per_token_scales(sb.data, 4094, k), Fp32Matrix{d.data, m, 4094, n},
+                                       nullptr);
+  }, "multiple of 4");
+}

@@ -132,9 +132,9 @@ void reference_gemm(const DeviceOperand& a, const DeviceOperand& b, double* ref,
   const host::Fp8Operand& hb = b.host;
   DeviceBuffer da(size_t(ha.rows * ha.cols) * 8), db(size_t(hb.rows * hb.cols) * 8);
   dequantize<<<1024, 256, 0, stream>>>(a.data.get<uint8_t>(), ha.rows, ha.cols, ha.ld, a.scales.get<float>(),
-                                       ha.scale_stride, true, da.get<double>());
+                                       ha.scale_stride, ha.per_token, da.get<double>());
   dequantize<<<1024, 256, 0, stream>>>(b.data.get<uint8_t>(), hb.rows, hb.cols, hb.ld, b.scales.get<float>(),
-                                       hb.scale_stride, false, db.get<double>());
+                                       hb.scale_stride, hb.per_token, db.get<double>());
   const dim3 grid(unsigned((hb.rows + 63) / 64), unsigned((ha.rows + 63) / 64));
   gemm_fp64<<<grid, dim3(16, 16), 0, stream>>>(da.get<double>(), db.get<double>(), ref, ha.rows, hb.rows, ha.cols);
   check(cudaGetLastError(), "reference kernels");

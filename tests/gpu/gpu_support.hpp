@@ -49,7 +49,8 @@ struct DeviceOperand {
 DeviceOperand upload(host::Fp8Operand op);
 
 // ref[m][n] (row-major, fp64, on the device) = sum_k A(m, k) * B(n, k) on dequantized values.
-// A uses per-token scales (col stride a.scale_stride), B per-block scales.
+// Each operand's scales are per token (col stride scale_stride) or per block, as its host
+// description says.
 void reference_gemm(const DeviceOperand& a, const DeviceOperand& b, double* ref, cudaStream_t stream = 0);
 
 // A bf16 output with `guard` poisoned elements before and after rows * ld elements.
