@@ -1,7 +1,9 @@
-// A linear layer y = x W^T in FP8 through fp8gemm, from bf16 tensors:
+// A linear layer y = x W^T in FP8 through fp8gemm, from bf16 tensors, all three GEMMs:
 //   forward  y  = x W^T : x quantized per token, W per 128x128 block, gemm_fp8_nt
 //   dgrad    dx = dy W  : dy quantized per token, W^T by the exact FP8 transpose of the
 //                         quantized W (bytes and scale grid), gemm_fp8_nt
+//   wgrad    dW = dy^T x: dy^T and x^T quantized per token along the tokens (fused
+//                         transpose), gemm_fp8_nt_wgrad into fp32
 // Each result is compared with an fp32 reference computed from the same bf16 inputs
 // (calc_diff = 1 - 2 sum(a b) / sum(a^2 + b^2), must be < 1e-3), and each step is timed.
 //
@@ -69,6 +71,23 @@ std::vector<float> reference(const std::vector<uint16_t>& a, const std::vector<u
   return c;
 }
 
+std::vector<uint16_t> transpose(const std::vector<uint16_t>& v, int64_t rows, int64_t cols) {
+  std::vector<uint16_t> t(v.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[size_t(c * rows + r)] = v[size_t(r * cols + c)];
+  return t;
+}
+
+double calc_diff(const std::vector<float>& got, const std::vector<float>& want) {
+  double xy = 0, xx_yy = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double x = got[i], y = want[i];
+    xy += x * y;
+    xx_yy += x * x + y * y;
+  }
+  return xx_yy > 0 ? 1 - 2 * xy / xx_yy : 0;
+}
+
 double calc_diff(const std::vector<uint16_t>& got_bf16, const std::vector<float>& want) {
   double xy = 0, xx_yy = 0;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -129,8 +148,14 @@ int main(int argc, char** argv) {
     Device sx(size_t(scale_blocks(h) * per_token_scale_stride(t)) * 4), sw(size_t(scale_blocks(o) * scale_blocks(h)) * 4),
         sdy(size_t(scale_blocks(o) * per_token_scale_stride(t)) * 4), swt(size_t(scale_blocks(h) * scale_blocks(o)) * 4);
     Device y(size_t(t * o) * 2), dx(size_t(t * h) * 2);
+    // wgrad operands: dy^T [o, t] and x^T [h, t], 1x128 scales along t; dW [o, h] fp32.
+    const int64_t ldt = (t + 15) / 16 * 16;
+    Device dytq(size_t(o * ldt)), xtq(size_t(h * ldt)), dw(size_t(o * h) * 4);
+    Device sdyt(size_t(scale_blocks(t) * per_token_scale_stride(o)) * 4),
+        sxt(size_t(scale_blocks(t) * per_token_scale_stride(h)) * 4);
 
-    double quantize_forward_us = 0, forward_us = 0, quantize_dgrad_us = 0, dgrad_us = 0;
+    double quantize_forward_us = 0, forward_us = 0, quantize_dgrad_us = 0, dgrad_us = 0, quantize_wgrad_us = 0,
+           wgrad_us = 0;
     // Twice: the first pass compiles (or loads) the kernels, the second is timed.
     for (int pass = 0; pass < 2; ++pass) {
       // Forward.
@@ -154,6 +179,18 @@ int main(int argc, char** argv) {
       gemm_fp8_nt({dyq.get(), t, o, ldo}, per_token_scales(sdy.get<float>(), t, o), {wtq.get(), h, o, ldo},
                   block_scales(swt.get<float>(), h, o), {dx.get(), t, h, h});
       dgrad_us = g2.us();
+
+      // wgrad: dW [o, h] = dy^T [o, t] x (x^T [h, t])^T, K = t.
+      Timer q3;
+      quantize_transposed_per_token({ddy_in.get(), t, o, o}, {dytq.get(), o, t, ldt},
+                                    per_token_scale_output(sdyt.get<float>(), o, t));
+      quantize_transposed_per_token({dx_in.get(), t, h, h}, {xtq.get(), h, t, ldt},
+                                    per_token_scale_output(sxt.get<float>(), h, t));
+      quantize_wgrad_us = q3.us();
+      Timer g3;
+      gemm_fp8_nt_wgrad({dytq.get(), o, t, ldt}, per_token_scales(sdyt.get<float>(), o, t), {xtq.get(), h, t, ldt},
+                        per_token_scales(sxt.get<float>(), h, t), {dw.get<float>(), o, h, h});
+      wgrad_us = g3.us();
     }
 
     std::vector<uint16_t> y_host(size_t(t * o)), dx_host(size_t(t * h));
@@ -161,13 +198,18 @@ int main(int argc, char** argv) {
     cuda_check(cudaMemcpy(dx_host.data(), dx.get(), dx_host.size() * 2, cudaMemcpyDeviceToHost), "download dx");
     const double diff_y = calc_diff(y_host, reference(x, w, t, o, h, false));
     const double diff_dx = calc_diff(dx_host, reference(dy, w, t, h, o, true));
+    std::vector<float> dw_host(size_t(o * h));
+    cuda_check(cudaMemcpy(dw_host.data(), dw.get(), dw_host.size() * 4, cudaMemcpyDeviceToHost), "download dW");
+    const double diff_dw = calc_diff(dw_host, reference(transpose(dy, t, o), transpose(x, t, h), o, h, t, false));
     std::printf("linear T=%lld in=%lld out=%lld (times of the second pass; kernels loaded)\n", (long long)t,
                 (long long)h, (long long)o);
     std::printf("  forward  y  = x W^T : calc_diff %.2e  quantize %.0f us, gemm %.0f us\n", diff_y,
                 quantize_forward_us, forward_us);
     std::printf("  dgrad    dx = dy W  : calc_diff %.2e  quantize + transpose %.0f us, gemm %.0f us\n", diff_dx,
                 quantize_dgrad_us, dgrad_us);
-    const bool ok = diff_y < 1e-3 && diff_dx < 1e-3;
+    std::printf("  wgrad    dW = dy^T x: calc_diff %.2e  quantize (transposed) %.0f us, gemm %.0f us\n", diff_dw,
+                quantize_wgrad_us, wgrad_us);
+    const bool ok = diff_y < 1e-3 && diff_dx < 1e-3 && diff_dw < 1e-3;
     std::printf("linear: %s\n", ok ? "PASS" : "FAIL (calc_diff must be < 1e-3)");
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
