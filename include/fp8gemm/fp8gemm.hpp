@@ -252,10 +252,14 @@ FP8GEMM_API void convert_scales(const ScaleMatrix& in, const ScaleOutput& out, S
 // Kernel cache
 // ---------------------------------------------------------------------------
 
+// Which GEMM a shape is for: gemm_fp8_nt (forward, dgrad) or gemm_fp8_nt_wgrad.
+enum class GemmKind { Forward = 0, WeightGradient = 1 };
+
 struct GemmShape {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
+  GemmKind kind = GemmKind::Forward;
 };
 
 struct PrewarmProgress {
@@ -296,7 +300,7 @@ FP8GEMM_API PrewarmReport prewarm(const std::vector<GemmShape>& shapes,
 // Introspection
 // ---------------------------------------------------------------------------
 
-// The kernel gemm_fp8_nt uses for a shape, planned for device 0 (a 132-SM H100/H200
+// The kernel gemm_fp8_nt (or gemm_fp8_nt_wgrad, by the shape's kind) uses for a shape, planned for device 0 (a 132-SM H100/H200
 // without a GPU), as a readable name: "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" =
 // N, K, block_m, block_n, pipeline stages, rasterization group.
 FP8GEMM_API std::string kernel_name(const GemmShape& shape);
@@ -401,7 +405,8 @@ struct TuneResult {
   int candidates_timed = 0;
 };
 
-// Tunes each distinct shape (M > 0, N > 0) on the current context's device (else device
+// Tunes each distinct forward shape (M > 0, N > 0; weight-gradient shapes are skipped: they
+// use the heuristic) on the current context's device (else device
 // 0): compiles the candidates in parallel, times each on the GPU (warm-up, CUDA events,
 // median of batches of back-to-back calls rotating over input copies so that L2 does not
 // flatter small shapes; the library's own buffers, random data) and stores the winner in

@@ -48,14 +48,18 @@ RuntimeInfo runtime_info() {
 }
 
 std::string kernel_name(const GemmShape& shape) {
-  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n % 8 != 0 || shape.k % 16 != 0)
-    throw Error(ErrorCode::InvalidArgument, "kernel_name: shape needs M, N, K > 0, N % 8 == 0, K % 16 == 0");
-  const std::optional<KernelSpec> tuned = device0_tuned(shape.m, shape.n, shape.k);
+  const bool wgrad = shape.kind == GemmKind::WeightGradient;
+  if (shape.kind != GemmKind::Forward && !wgrad)
+    throw Error(ErrorCode::InvalidArgument, "kernel_name: unknown shape kind");
+  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n % (wgrad ? 4 : 8) != 0 || shape.k % 16 != 0)
+    throw Error(ErrorCode::InvalidArgument, wgrad ? "kernel_name: shape needs M, N, K > 0, N % 4 == 0, K % 16 == 0"
+                                                  : "kernel_name: shape needs M, N, K > 0, N % 8 == 0, K % 16 == 0");
+  const std::optional<KernelSpec> tuned = wgrad ? std::nullopt : device0_tuned(shape.m, shape.n, shape.k);
   PlanOptions options;
   options.may_compile = !current_cache_only();
   if (tuned) options.tuned = &*tuned;
-  return plan_kernel(KernelKind::Gemm1D2D, shape.m, shape.n, shape.k, planning_traits(0), Library::instance().store(),
-                     options)
+  return plan_kernel(wgrad ? KernelKind::Gemm1D1D : KernelKind::Gemm1D2D, shape.m, shape.n, shape.k,
+                     planning_traits(0), Library::instance().store(), options)
       .spec.slug();
 }
 

@@ -20,10 +20,18 @@ namespace {
 void check_shape(const GemmShape& s) {
   if (s.m < 0 || s.n < 0 || s.k < 0)
     fail(ErrorCode::InvalidArgument, "prewarm: shape m={} n={} k={} has a negative size", s.m, s.n, s.k);
-  if (s.n % 8 != 0 || s.k % 16 != 0 || s.k == 0)
+  const bool wgrad = s.kind == GemmKind::WeightGradient;
+  if (s.kind != GemmKind::Forward && !wgrad)
+    fail(ErrorCode::InvalidArgument, "prewarm: shape m={} n={} k={} has an unknown kind {}", s.m, s.n, s.k,
+         static_cast<int>(s.kind));
+  if (s.n % (wgrad ? 4 : 8) != 0 || s.k % 16 != 0 || s.k == 0)
     fail(ErrorCode::InvalidArgument,
-         "prewarm: shape m={} n={} k={} is not valid for gemm_fp8_nt (N % 8 == 0, K % 16 == 0, K > 0)", s.m,
-         s.n, s.k);
+         "prewarm: shape m={} n={} k={} is not valid for {} (N % {} == 0, K % 16 == 0, K > 0)", s.m, s.n, s.k,
+         wgrad ? "gemm_fp8_nt_wgrad" : "gemm_fp8_nt", wgrad ? 4 : 8);
+}
+
+KernelKind kernel_kind(const GemmShape& s) {
+  return s.kind == GemmKind::WeightGradient ? KernelKind::Gemm1D1D : KernelKind::Gemm1D2D;
 }
 
 }  // namespace
@@ -40,7 +48,7 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
     check_shape(s);
     if (s.m == 0 || s.n == 0) continue;
     bool seen = false;
-    for (const GemmShape& x : work) seen = seen || (x.m == s.m && x.n == s.n && x.k == s.k);
+    for (const GemmShape& x : work) seen = seen || (x.m == s.m && x.n == s.n && x.k == s.k && x.kind == s.kind);
     if (!seen) work.push_back(s);
   }
 
@@ -60,17 +68,21 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
         // What gemm_fp8_nt will run on device 0 (its tuning database's winner, else the
         // heuristic), plus the winners other devices' databases in this cache directory
         // hold, so that cache-only processes there find them too.
-        const std::optional<KernelSpec> tuned = device0_tuned(work[i].m, work[i].n, work[i].k);
+        const KernelKind kind = kernel_kind(work[i]);
+        const bool forward = kind == KernelKind::Gemm1D2D;
+        const std::optional<KernelSpec> tuned =
+            forward ? device0_tuned(work[i].m, work[i].n, work[i].k) : std::optional<KernelSpec>();
         PlanOptions plan_options;
         if (tuned) plan_options.tuned = &*tuned;
-        planned = plan_kernel(KernelKind::Gemm1D2D, work[i].m, work[i].n, work[i].k, traits, store, plan_options);
-        for (const KernelSpec& s :
-             Library::instance().tuned_anywhere(KernelKind::Gemm1D2D, work[i].m, work[i].n, work[i].k))
-          if (!(s == planned.spec) && spec_illegal_reason(s).empty()) {
-            KernelSource source = KernelSource::Memory;
-            store.get(s, &source);
-            extra.emplace_back(s, source);
-          }
+        planned = plan_kernel(kind, work[i].m, work[i].n, work[i].k, traits, store, plan_options);
+        if (forward)
+          for (const KernelSpec& s :
+               Library::instance().tuned_anywhere(KernelKind::Gemm1D2D, work[i].m, work[i].n, work[i].k))
+            if (!(s == planned.spec) && spec_illegal_reason(s).empty()) {
+              KernelSource source = KernelSource::Memory;
+              store.get(s, &source);
+              extra.emplace_back(s, source);
+            }
       } catch (...) {
         std::lock_guard<std::mutex> lock(mutex);
         if (!error) error = std::current_exception();

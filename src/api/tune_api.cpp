@@ -34,7 +34,7 @@ std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOpt
       fail(ErrorCode::InvalidArgument,
            "tune: shape m={} n={} k={} is not valid for gemm_fp8_nt (N % 8 == 0, K % 16 == 0, K > 0)", s.m, s.n,
            s.k);
-    if (s.m == 0 || s.n == 0) continue;
+    if (s.m == 0 || s.n == 0 || s.kind != GemmKind::Forward) continue;
     if (std::none_of(work.begin(), work.end(),
                      [&](const GemmShape& x) { return x.m == s.m && x.n == s.n && x.k == s.k; }))
       work.push_back(s);

@@ -103,7 +103,10 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
     if (c.multicast != 0 || c.tma_store != 0 || c.split_k != 1)
       return "the weight-gradient kernel has no multicast, TMA-store epilogue or split-K";
   }
-  if (spec.n <= 0 || spec.n % 8 != 0) return fmt::format("N={} must be a positive multiple of 8", spec.n);
+  // bf16 rows of D are 16-byte aligned at N % 8, fp32 rows (weight gradient) at N % 4.
+  const int n_multiple = spec.kind == KernelKind::Gemm1D1D ? 4 : 8;
+  if (spec.n <= 0 || spec.n % n_multiple != 0)
+    return fmt::format("N={} must be a positive multiple of {}", spec.n, n_multiple);
   if (spec.k <= 0 || spec.k % 16 != 0) return fmt::format("K={} must be a positive multiple of 16", spec.k);
   if (spec.n > kMaxDimension || spec.k > kMaxDimension) return fmt::format("N and K must be at most {}", kMaxDimension);
   if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192 && c.block_m != 256)

@@ -84,6 +84,17 @@ TEST(ApiWithoutGpu, QuantizeValidatesThenNeedsADriver) {
   }
 }
 
+// A weight-gradient shape plans (and prewarms) the 1D1D kernel; its own rules apply.
+TEST(ApiWithoutGpu, WeightGradientShapesPlanTheirKernel) {
+  const GemmShape wgrad{2112, 4096, 7168, GemmKind::WeightGradient};
+  EXPECT_EQ(kernel_name(wgrad).rfind("gemm1d1d_n4096_k7168_", 0), 0u) << kernel_name(wgrad);
+  EXPECT_EQ(kernel_name(GemmShape{2112, 4096, 7168}).rfind("gemm1d2d_", 0), 0u);
+  EXPECT_NO_THROW(kernel_name(GemmShape{64, 4100, 512, GemmKind::WeightGradient}));  // N % 4 suffices
+  EXPECT_THROW(kernel_name(GemmShape{64, 4100, 512}), Error);                         // N % 8 for forward
+  const PrewarmReport r = prewarm({wgrad, GemmShape{2112, 4096, 7168}});
+  EXPECT_EQ(r.kernels, 2u);
+}
+
 TEST(ApiWithoutGpu, InfoDescribesTheMachine) {
   const RuntimeInfo info = runtime_info();
   EXPECT_EQ(info.library_version, FP8GEMM_VERSION_STRING);

@@ -74,6 +74,9 @@ TEST(HostKit, ShapeFileFormats) {
   EXPECT_EQ(f.dense.size(), 28u);  // 4 M values x 7 (N, K)
   EXPECT_EQ(f.dense.front().n, 2112);
   EXPECT_FALSE(f.skipped.empty());
+  ASSERT_EQ(f.wgrad.size(), 5u);  // the weight-gradient shapes
+  EXPECT_EQ(f.wgrad.front().kind, fp8gemm::GemmKind::WeightGradient);
+  EXPECT_EQ(f.dense.front().kind, fp8gemm::GemmKind::Forward);
   fp8gemm::test::TempDir dir;
   const std::string path = dir.path() + "/s.json";
   std::ofstream(path) << R"({"dense": {"mnk": [[1, 8, 16], [3, 16, 32]]}})";

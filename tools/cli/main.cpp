@@ -50,7 +50,9 @@ int run_prewarm(const std::string& shapes_path, int jobs, int sms, bool quiet) {
     if (!progress) progress = std::make_unique<fp8gemm::cli::Progress>("prewarm", p.total, quiet);
     progress->step(p.done, p.kernel, p.compiled ? "compiled" : "cached", p.elapsed_s);
   };
-  const fp8gemm::PrewarmReport r = fp8gemm::prewarm(file.dense, options);
+  std::vector<fp8gemm::GemmShape> all = file.dense;
+  all.insert(all.end(), file.wgrad.begin(), file.wgrad.end());
+  const fp8gemm::PrewarmReport r = fp8gemm::prewarm(all, options);
   if (progress) progress->finish();
   const fp8gemm::RuntimeInfo info = fp8gemm::runtime_info();
   fmt::print("prewarm: {} shapes -> {} kernels ({} compiled, {} already on disk, {} in memory) in {:.1f} s, "
@@ -123,7 +125,7 @@ int run_tune(const std::vector<fp8gemm::GemmShape>& shapes, int candidates, int 
   {
     std::vector<fp8gemm::GemmShape> seen;
     for (const fp8gemm::GemmShape& s : shapes)
-      if (s.m > 0 && s.n > 0 &&
+      if (s.m > 0 && s.n > 0 && s.kind == fp8gemm::GemmKind::Forward &&
           std::none_of(seen.begin(), seen.end(),
                        [&](const fp8gemm::GemmShape& x) { return x.m == s.m && x.n == s.n && x.k == s.k; }))
         seen.push_back(s);

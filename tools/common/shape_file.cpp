@@ -22,6 +22,13 @@ ShapeFile read_shape_file(const std::string& path) {
     if (!j.is_object()) throw std::runtime_error("the top level must be an object");
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (it.key() == "about") continue;
+      if (it.key() == "wgrad") {
+        if (it.value().contains("mnk"))
+          for (const auto& t : it.value().at("mnk"))
+            out.wgrad.push_back({t.at(0).get<int64_t>(), t.at(1).get<int64_t>(), t.at(2).get<int64_t>(),
+                                 GemmKind::WeightGradient});
+        continue;
+      }
       if (it.key() != "dense") {
         out.skipped.push_back(it.key());
         continue;
