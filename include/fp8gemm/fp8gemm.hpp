@@ -405,8 +405,8 @@ struct TuneResult {
   int candidates_timed = 0;
 };
 
-// Tunes each distinct forward shape (M > 0, N > 0; weight-gradient shapes are skipped: they
-// use the heuristic) on the current context's device (else device
+// Tunes each distinct shape (M > 0, N > 0; forward or weight-gradient by its kind; weight
+// gradients are timed without C) on the current context's device (else device
 // 0): compiles the candidates in parallel, times each on the GPU (warm-up, CUDA events,
 // median of batches of back-to-back calls rotating over input copies so that L2 does not
 // flatter small shapes; the library's own buffers, random data) and stores the winner in

@@ -21,7 +21,8 @@ void launch(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_sca
 
 // The plan of a problem's first call in this context: the tuning database's winner
 // (tuning it first in mode On), else the heuristic; in cache-only mode nothing compiles.
-const LaunchPlan& plan_first_call(DeviceRuntime& runtime, int64_t m, int64_t n, int64_t k) {
+const LaunchPlan& plan_first_call(DeviceRuntime& runtime, int64_t m, int64_t n, int64_t k,
+                                  KernelKind kind = KernelKind::Gemm1D2D) {
   Library& library = Library::instance();
   PlanOptions options;
   options.may_compile = !current_cache_only();
@@ -30,14 +31,14 @@ const LaunchPlan& plan_first_call(DeviceRuntime& runtime, int64_t m, int64_t n, 
   if (mode != TuningMode::Off) {
     const TuningMetadata metadata = device_metadata(runtime.props());
     if (mode == TuningMode::On)
-      tuned = library.tuned_or_tune(metadata, KernelKind::Gemm1D2D, m, n, k, [&] {
-        return tune_problem(runtime, library.store(), m, n, k, TunerSettings{}).best;
+      tuned = library.tuned_or_tune(metadata, kind, m, n, k, [&] {
+        return tune_problem(runtime, library.store(), m, n, k, TunerSettings{}, kind).best;
       });
     else
-      tuned = library.find_tuned(metadata, KernelKind::Gemm1D2D, m, n, k);
+      tuned = library.find_tuned(metadata, kind, m, n, k);
   }
   if (tuned) options.tuned = &*tuned;
-  return runtime.plan(m, n, k, library.store(), options);
+  return runtime.plan(m, n, k, library.store(), options, kind);
 }
 
 }  // namespace
@@ -92,12 +93,7 @@ void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp
   const DeviceProps& device = runtime.props();
   validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
   const LaunchPlan* plan = runtime.find_plan(a.rows, b.rows, a.cols, KernelKind::Gemm1D1D);
-  if (plan == nullptr) {
-    // The heuristic (the tuner does not cover this kind yet).
-    PlanOptions options;
-    options.may_compile = !current_cache_only();
-    plan = &runtime.plan(a.rows, b.rows, a.cols, Library::instance().store(), options, KernelKind::Gemm1D1D);
-  }
+  if (plan == nullptr) plan = &plan_first_call(runtime, a.rows, b.rows, a.cols, KernelKind::Gemm1D1D);
   launch_gemm_wgrad(*plan, a, a_scales, b, b_scales, d, c, reinterpret_cast<CUstream>(stream));
 }
 

@@ -54,7 +54,8 @@ std::string kernel_name(const GemmShape& shape) {
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n % (wgrad ? 4 : 8) != 0 || shape.k % 16 != 0)
     throw Error(ErrorCode::InvalidArgument, wgrad ? "kernel_name: shape needs M, N, K > 0, N % 4 == 0, K % 16 == 0"
                                                   : "kernel_name: shape needs M, N, K > 0, N % 8 == 0, K % 16 == 0");
-  const std::optional<KernelSpec> tuned = wgrad ? std::nullopt : device0_tuned(shape.m, shape.n, shape.k);
+  const std::optional<KernelSpec> tuned =
+      device0_tuned(shape.m, shape.n, shape.k, wgrad ? KernelKind::Gemm1D1D : KernelKind::Gemm1D2D);
   PlanOptions options;
   options.may_compile = !current_cache_only();
   if (tuned) options.tuned = &*tuned;

@@ -144,11 +144,11 @@ std::optional<TuningMetadata> device0_metadata() {
   return device_metadata(props);
 }
 
-std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k) {
+std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k, KernelKind kind) {
   if (current_tuning_mode() == TuningMode::Off) return std::nullopt;
   const std::optional<TuningMetadata> metadata = device0_metadata();
   if (!metadata) return std::nullopt;
-  return Library::instance().find_tuned(*metadata, KernelKind::Gemm1D2D, m, n, k);
+  return Library::instance().find_tuned(*metadata, kind, m, n, k);
 }
 
 DeviceTraits planning_traits(int requested_sms) {

@@ -74,7 +74,7 @@ TuningMetadata device_metadata(const DeviceProps& device);
 std::optional<TuningMetadata> device0_metadata();
 
 // The tuning database's winner for a problem on device 0, if the tuning mode is not Off.
-std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k);
+std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k, KernelKind kind = KernelKind::Gemm1D2D);
 
 // What to plan for when no call context is at hand (prewarm, kernel_name): the
 // requested SM count, else device 0's, else a 132-SM H100/H200.

@@ -69,20 +69,16 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
         // heuristic), plus the winners other devices' databases in this cache directory
         // hold, so that cache-only processes there find them too.
         const KernelKind kind = kernel_kind(work[i]);
-        const bool forward = kind == KernelKind::Gemm1D2D;
-        const std::optional<KernelSpec> tuned =
-            forward ? device0_tuned(work[i].m, work[i].n, work[i].k) : std::optional<KernelSpec>();
+        const std::optional<KernelSpec> tuned = device0_tuned(work[i].m, work[i].n, work[i].k, kind);
         PlanOptions plan_options;
         if (tuned) plan_options.tuned = &*tuned;
         planned = plan_kernel(kind, work[i].m, work[i].n, work[i].k, traits, store, plan_options);
-        if (forward)
-          for (const KernelSpec& s :
-               Library::instance().tuned_anywhere(KernelKind::Gemm1D2D, work[i].m, work[i].n, work[i].k))
-            if (!(s == planned.spec) && spec_illegal_reason(s).empty()) {
-              KernelSource source = KernelSource::Memory;
-              store.get(s, &source);
-              extra.emplace_back(s, source);
-            }
+        for (const KernelSpec& s : Library::instance().tuned_anywhere(kind, work[i].m, work[i].n, work[i].k))
+          if (!(s == planned.spec) && spec_illegal_reason(s).empty()) {
+            KernelSource source = KernelSource::Memory;
+            store.get(s, &source);
+            extra.emplace_back(s, source);
+          }
       } catch (...) {
         std::lock_guard<std::mutex> lock(mutex);
         if (!error) error = std::current_exception();

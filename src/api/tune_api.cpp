@@ -29,14 +29,17 @@ std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOpt
   const auto start = std::chrono::steady_clock::now();
   std::vector<GemmShape> work;  // distinct shapes with work to do
   for (const GemmShape& s : shapes) {
-    if (s.m < 0 || s.n < 0 || s.k <= 0 || s.n % 8 != 0 || s.k % 16 != 0 || s.m > kMaxDimension ||
+    if (s.m < 0 || s.n < 0 || s.k <= 0 || s.n % (s.kind == GemmKind::WeightGradient ? 4 : 8) != 0 ||
+        s.k % 16 != 0 || s.m > kMaxDimension ||
         s.n > kMaxDimension || s.k > kMaxDimension)
       fail(ErrorCode::InvalidArgument,
            "tune: shape m={} n={} k={} is not valid for gemm_fp8_nt (N % 8 == 0, K % 16 == 0, K > 0)", s.m, s.n,
            s.k);
-    if (s.m == 0 || s.n == 0 || s.kind != GemmKind::Forward) continue;
+    if (s.m == 0 || s.n == 0) continue;
+    if (s.kind != GemmKind::Forward && s.kind != GemmKind::WeightGradient)
+      fail(ErrorCode::InvalidArgument, "tune: shape m={} n={} k={} has an unknown kind", s.m, s.n, s.k);
     if (std::none_of(work.begin(), work.end(),
-                     [&](const GemmShape& x) { return x.m == s.m && x.n == s.n && x.k == s.k; }))
+                     [&](const GemmShape& x) { return x.m == s.m && x.n == s.n && x.k == s.k && x.kind == s.kind; }))
       work.push_back(s);
   }
   if (options.candidates < 1)
@@ -53,8 +56,9 @@ std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOpt
   settings.candidates = options.candidates;
   settings.jobs = options.jobs;
   for (const GemmShape& s : work) {
-    const TuneOutcome outcome = tune_problem(runtime, Library::instance().store(), s.m, s.n, s.k, settings);
-    Library::instance().record_tuned(metadata, KernelKind::Gemm1D2D, s.m, s.n, s.k, outcome.best);
+    const KernelKind kind = s.kind == GemmKind::WeightGradient ? KernelKind::Gemm1D1D : KernelKind::Gemm1D2D;
+    const TuneOutcome outcome = tune_problem(runtime, Library::instance().store(), s.m, s.n, s.k, settings, kind);
+    Library::instance().record_tuned(metadata, kind, s.m, s.n, s.k, outcome.best);
     TuneResult r;
     r.shape = s;
     r.heuristic_kernel = outcome.best.heuristic;

@@ -69,8 +69,9 @@ struct OperandSet {
 
 }  // namespace
 
-std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const DeviceTraits& device, int count) {
-  const std::vector<RankedConfig> ranked = rank_configs(KernelKind::Gemm1D2D, m, n, k, device);
+std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const DeviceTraits& device, int count,
+                                          KernelKind kind) {
+  const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device);
   std::vector<KernelSpec> out;
   auto add = [&](const KernelSpec& s) {
     if (static_cast<int>(out.size()) < count && spec_illegal_reason(s).empty() &&
@@ -90,10 +91,11 @@ std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const
 }
 
 TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, int64_t m, int64_t n, int64_t k,
-                         const TunerSettings& settings) {
+                         const TunerSettings& settings, KernelKind kind) {
   const DriverApi& cu = driver();
+  const bool wgrad = kind == KernelKind::Gemm1D1D;
   const std::vector<KernelSpec> candidates =
-      tuning_candidates(m, n, k, runtime.traits(), std::max(1, settings.candidates));
+      tuning_candidates(m, n, k, runtime.traits(), std::max(1, settings.candidates), kind);
 
   // Compile (or load) every candidate, in parallel.
   std::vector<std::shared_ptr<const KernelBinary>> binaries(candidates.size());
@@ -122,7 +124,8 @@ TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, int64_t m, 
   const int64_t kb = (k + 127) / 128, nb = (n + 127) / 128;
   const int64_t sfa_stride = per_token_scale_stride(m);
   const size_t a_bytes = size_t(m * k), b_bytes = size_t(n * k), sfa_bytes = size_t(sfa_stride * kb) * 4,
-               sfb_bytes = size_t(nb * kb) * 4, d_bytes = size_t(m * n) * 2;
+               sfb_bytes = wgrad ? size_t(per_token_scale_stride(n) * kb) * 4 : size_t(nb * kb) * 4,
+               d_bytes = size_t(m * n) * (wgrad ? 4 : 2);
   const size_t set_bytes = a_bytes + b_bytes + sfa_bytes + sfb_bytes + d_bytes;
   const int sets = static_cast<int>(std::clamp<size_t>((kRotationBytes + set_bytes - 1) / set_bytes, 1, kMaxSets));
   const std::vector<uint8_t> host_a = random_fp8(a_bytes, 1), host_b = random_fp8(b_bytes, 2);
@@ -160,10 +163,14 @@ TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, int64_t m, 
   std::vector<std::vector<double>> batches(candidates.size());
   auto call = [&](const LaunchPlan& plan, int set) {
     const OperandSet& o = *operands[size_t(set % sets)];
-    launch_gemm(plan, Fp8Matrix{o.a.get(), m, k, k},
-                ScaleMatrix{static_cast<const float*>(o.sfa.get()), m, kb, 1, sfa_stride},
-                Fp8Matrix{o.b.get(), n, k, k}, block_scales(static_cast<const float*>(o.sfb.get()), n, k),
-                Bf16Matrix{o.d.get(), m, n, n}, stream);
+    const Fp8Matrix a{o.a.get(), m, k, k}, b{o.b.get(), n, k, k};
+    const ScaleMatrix sa{static_cast<const float*>(o.sfa.get()), m, kb, 1, sfa_stride};
+    if (wgrad)
+      launch_gemm_wgrad(plan, a, sa, b, per_token_scales(static_cast<const float*>(o.sfb.get()), n, k),
+                        Fp32Matrix{static_cast<float*>(o.d.get()), m, n, n}, nullptr, stream);
+    else
+      launch_gemm(plan, a, sa, b, block_scales(static_cast<const float*>(o.sfb.get()), n, k),
+                  Bf16Matrix{o.d.get(), m, n, n}, stream);
   };
   for (size_t i = 0; i < candidates.size(); ++i) {
     outcome.timed[i].spec = candidates[i];

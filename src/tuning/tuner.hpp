@@ -30,13 +30,15 @@ struct TuneOutcome {
 
 // The candidates for a problem: the heuristic's ranking (first choice first), its best
 // few with other rasterizations, without duplicates.
-std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const DeviceTraits& device, int count);
+std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const DeviceTraits& device, int count,
+                                          KernelKind kind = KernelKind::Gemm1D2D);
 
 // Compiles the candidates (in parallel) and times each on the runtime's device, whose
 // context must be current, with buffers of its own: random e4m3 operands and scales,
 // copied often enough that consecutive calls do not find their inputs in L2. Nothing the
 // caller owns is touched. Throws Error(CudaError) if memory cannot be allocated.
+// kind: Gemm1D2D (gemm_fp8_nt) or Gemm1D1D (gemm_fp8_nt_wgrad, timed without C).
 TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, int64_t m, int64_t n, int64_t k,
-                         const TunerSettings& settings);
+                         const TunerSettings& settings, KernelKind kind = KernelKind::Gemm1D2D);
 
 }  // namespace fp8gemm::detail

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "heuristics/heuristics.hpp"
 #include "tuning/tuner.hpp"
 
@@ -87,4 +89,20 @@ TEST(Heuristics, TuningCandidatesStartWithTheHeuristicsChoice) {
       EXPECT_TRUE(other_group) << "no other rasterization of the first choice";
     }
   EXPECT_EQ(tuning_candidates(4096, 7168, 2048, h200, 1).size(), 1u);
+}
+
+TEST(Heuristics, WeightGradientCandidates) {
+  const DeviceTraits h200;
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{2112, 4096, 7168}, {576, 4096, 7168}, {7168, 4096, 16384}}) {
+    const auto ranked = rank_configs(KernelKind::Gemm1D1D, m, n, k, h200);
+    ASSERT_FALSE(ranked.empty());
+    for (const RankedConfig& r : ranked) {
+      EXPECT_EQ(r.spec.kind, KernelKind::Gemm1D1D);
+      EXPECT_EQ(spec_illegal_reason(r.spec), "") << r.spec.slug();
+    }
+    const std::vector<KernelSpec> c = tuning_candidates(m, n, k, h200, 8, KernelKind::Gemm1D1D);
+    ASSERT_FALSE(c.empty());
+    EXPECT_EQ(c.front(), ranked.front().spec);
+    for (const KernelSpec& s : c) EXPECT_EQ(s.kind, KernelKind::Gemm1D1D);
+  }
 }

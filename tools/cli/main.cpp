@@ -105,6 +105,14 @@ int run_cache(const std::string& action, bool kernels_only, bool tuning_only) {
   return action == "verify" && bad > 0 ? 3 : 0;
 }
 
+// The forward and the weight-gradient shapes of a shape file.
+std::vector<fp8gemm::GemmShape> all_shapes(const std::string& path) {
+  const fp8gemm::host::ShapeFile file = fp8gemm::host::read_shape_file(path);
+  std::vector<fp8gemm::GemmShape> all = file.dense;
+  all.insert(all.end(), file.wgrad.begin(), file.wgrad.end());
+  return all;
+}
+
 bool have_sm90_gpu() {
   for (const fp8gemm::DeviceInfo& d : fp8gemm::runtime_info().devices)
     if (d.supported) return true;
@@ -125,9 +133,11 @@ int run_tune(const std::vector<fp8gemm::GemmShape>& shapes, int candidates, int 
   {
     std::vector<fp8gemm::GemmShape> seen;
     for (const fp8gemm::GemmShape& s : shapes)
-      if (s.m > 0 && s.n > 0 && s.kind == fp8gemm::GemmKind::Forward &&
+      if (s.m > 0 && s.n > 0 &&
           std::none_of(seen.begin(), seen.end(),
-                       [&](const fp8gemm::GemmShape& x) { return x.m == s.m && x.n == s.n && x.k == s.k; }))
+                       [&](const fp8gemm::GemmShape& x) {
+                         return x.m == s.m && x.n == s.n && x.k == s.k && x.kind == s.kind;
+                       }))
         seen.push_back(s);
     distinct = seen.size();
   }
@@ -274,7 +284,7 @@ int main(int argc, char** argv) {
       }
       const int status = run_prewarm(shapes, jobs, sms, quiet);
       if (status != 0 || !prewarm_tune) return status;
-      return run_tune(fp8gemm::host::read_shape_file(shapes).dense, candidates, jobs, quiet);
+      return run_tune(all_shapes(shapes), candidates, jobs, quiet);
     }
     if (*cache) {
       if (kernels_only && tuning_only) {
@@ -284,7 +294,7 @@ int main(int argc, char** argv) {
       return run_cache(*cache_list ? "list" : *cache_verify ? "verify" : *cache_stats ? "stats" : "clear",
                        kernels_only, tuning_only);
     }
-    if (*tune) return run_tune(fp8gemm::host::read_shape_file(tune_shapes).dense, candidates, jobs, quiet);
+    if (*tune) return run_tune(all_shapes(tune_shapes), candidates, jobs, quiet);
     if (*check) return fp8gemm::cli::run_check(check_options);
     if (*bench) return fp8gemm::cli::run_bench(bench_options);
   } catch (const fp8gemm::Error& e) {
