@@ -58,6 +58,21 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
+// Quantizes four consecutive values (x * inv) and stores them at dst; `valid` of them
+// exist (4: one 4-byte store, aligned since rows are 16-byte aligned and the column is a
+// multiple of 4; fewer: the tail, byte by byte).
+__device__ __forceinline__ void store_e4m3x4(unsigned char* dst, const float (&v)[4], float inv, int valid) {
+  const u32 packed = pack_e4m3x2(mul_rn(v[0], inv), mul_rn(v[1], inv)) |
+                     (pack_e4m3x2(mul_rn(v[2], inv), mul_rn(v[3], inv)) << 16);
+  if (valid >= 4) {
+    *reinterpret_cast<u32*>(dst) = packed;
+  } else {
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < valid) dst[e] = static_cast<unsigned char>(packed >> (8 * e));
+  }
+}
+
 // Per-token (1x128 groups along a row). One warp per (row, group): lane l holds
 // columns 128 j + 4 l .. + 3. Scales go to sf[row * sf_row_stride + group * sf_col_stride].
 template <bool kPow2>
@@ -89,16 +104,7 @@ __global__ void __launch_bounds__(256) quantize_1x128_kernel(const u16* __restri
     amax = warp_max(amax);
     float scale, inv;
     group_scale<kPow2>(amax, scale, inv);
-    const u32 packed = pack_e4m3x2(mul_rn(v[0], inv), mul_rn(v[1], inv)) |
-                       (pack_e4m3x2(mul_rn(v[2], inv), mul_rn(v[3], inv)) << 16);
-    unsigned char* dst = q + static_cast<long long>(row) * ldq + c0;
-    if (c0 + 4 <= cols) {
-      *reinterpret_cast<u32*>(dst) = packed;  // 4-byte aligned: ldq % 16 == 0
-    } else {
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (c0 + e < cols) dst[e] = static_cast<unsigned char>(packed >> (8 * e));
-    }
+    store_e4m3x4(q + static_cast<long long>(row) * ldq + c0, v, inv, cols - c0);
     if (lane == 0) sf[static_cast<long long>(row) * sf_row_stride + static_cast<long long>(group) * sf_col_stride] = scale;
   }
 }
@@ -146,16 +152,7 @@ __global__ void __launch_bounds__(256) quantize_128x128_kernel(const u16* __rest
   for (int i = 0; i < 16; ++i) {
     const int row = block_row * 128 + warp + 8 * i;
     if (row >= rows) continue;
-    const u32 packed = pack_e4m3x2(mul_rn(v[i][0], inv), mul_rn(v[i][1], inv)) |
-                       (pack_e4m3x2(mul_rn(v[i][2], inv), mul_rn(v[i][3], inv)) << 16);
-    unsigned char* dst = q + static_cast<long long>(row) * ldq + c0;
-    if (c0 + 4 <= cols) {
-      *reinterpret_cast<u32*>(dst) = packed;
-    } else {
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (c0 + e < cols) dst[e] = static_cast<unsigned char>(packed >> (8 * e));
-    }
+    store_e4m3x4(q + static_cast<long long>(row) * ldq + c0, v[i], inv, cols - c0);
   }
   if (threadIdx.x == 0)
     sf[static_cast<long long>(block_row) * sf_row_stride + static_cast<long long>(block_col) * sf_col_stride] = scale;
@@ -192,17 +189,8 @@ __global__ void __launch_bounds__(256) quantize_transposed_1x128_kernel(
     if (h >= hidden) continue;  // uniform across the warp
     float scale, inv;
     group_scale<kPow2>(amax, scale, inv);
-    const u32 packed = pack_e4m3x2(mul_rn(v[0], inv), mul_rn(v[1], inv)) |
-                       (pack_e4m3x2(mul_rn(v[2], inv), mul_rn(v[3], inv)) << 16);
     const int t = t0 + 4 * lane;
-    unsigned char* dst = q + static_cast<long long>(h) * ldq + t;
-    if (t + 4 <= tokens) {
-      *reinterpret_cast<u32*>(dst) = packed;  // 4-byte aligned: ldq % 16 == 0, t % 4 == 0
-    } else {
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (t + e < tokens) dst[e] = static_cast<unsigned char>(packed >> (8 * e));
-    }
+    store_e4m3x4(q + static_cast<long long>(h) * ldq + t, v, inv, tokens - t);
     if (lane == 0)
       sf[static_cast<long long>(h) * sf_row_stride + static_cast<long long>(t0 / 128) * sf_col_stride] = scale;
   }

@@ -110,8 +110,8 @@ KernelSpec Library::tuned_or_tune(const TuningMetadata& device, KernelKind kind,
   return spec;
 }
 
-std::vector<KernelSpec> Library::tuned_anywhere(KernelKind kind, int64_t m, int64_t n, int64_t k) {
-  std::vector<KernelSpec> out;
+std::vector<TuningDb> Library::databases_for_this_software() {
+  std::vector<TuningDb> out;
   if (disk_.dir().empty()) return out;
   const std::string dir = disk_.dir() + "/tuning";
   for (const std::string& name : list_files(dir)) {
@@ -119,11 +119,9 @@ std::vector<KernelSpec> Library::tuned_anywhere(KernelKind kind, int64_t m, int6
     const std::optional<std::string> text = read_file(dir + "/" + name);
     std::string why;
     const std::optional<TuningDb> db = text ? TuningDb::from_json(*text, &why) : std::nullopt;
-    if (!db || db->metadata().nvrtc_version != nvrtc_version() ||
-        db->metadata().library_version != FP8GEMM_VERSION_STRING)
-      continue;
-    if (const TunedEntry* e = db->find(kind, m, n, k))
-      if (std::find(out.begin(), out.end(), e->spec) == out.end()) out.push_back(e->spec);
+    if (db && db->metadata().nvrtc_version == nvrtc_version() &&
+        db->metadata().library_version == FP8GEMM_VERSION_STRING)
+      out.push_back(*db);
   }
   return out;
 }

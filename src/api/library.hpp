@@ -46,10 +46,10 @@ class Library {
   // tuning run; a failure is rethrown to each and not remembered.
   KernelSpec tuned_or_tune(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n, int64_t k,
                            const std::function<TunedEntry()>& tune);
-  // Winners for a problem in every database file of the cache directory that was
-  // measured with this library and NVRTC (any GPU): what a GPU-less prewarm compiles so
-  // that cache-only processes on those GPUs find their kernels.
-  std::vector<KernelSpec> tuned_anywhere(KernelKind kind, int64_t m, int64_t n, int64_t k);
+  // Every database file of the cache directory that was measured with this library and
+  // NVRTC (any GPU), read from disk at each call: their winners are what a GPU-less
+  // prewarm compiles so that cache-only processes on those GPUs find their kernels.
+  std::vector<TuningDb> databases_for_this_software();
 
  private:
   Library();

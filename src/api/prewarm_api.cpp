@@ -53,6 +53,8 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
   }
 
   KernelStore& store = Library::instance().store();
+  // Read once for all shapes.
+  const std::vector<TuningDb> databases = Library::instance().databases_for_this_software();
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   const size_t jobs = std::min<size_t>(work.size(), options.jobs > 0 ? options.jobs : hardware);
   std::atomic<size_t> next{0};
@@ -73,8 +75,12 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
         PlanOptions plan_options;
         if (tuned) plan_options.tuned = &*tuned;
         planned = plan_kernel(kind, work[i].m, work[i].n, work[i].k, traits, store, plan_options);
-        for (const KernelSpec& s : Library::instance().tuned_anywhere(kind, work[i].m, work[i].n, work[i].k))
-          if (!(s == planned.spec) && spec_illegal_reason(s).empty()) {
+        for (const TuningDb& db : databases)
+          if (const TunedEntry* e = db.find(kind, work[i].m, work[i].n, work[i].k)) {
+            const KernelSpec& s = e->spec;
+            const bool seen = s == planned.spec || std::any_of(extra.begin(), extra.end(),
+                                                                [&](const auto& x) { return x.first == s; });
+            if (seen || !spec_illegal_reason(s).empty()) continue;
             KernelSource source = KernelSource::Memory;
             store.get(s, &source);
             extra.emplace_back(s, source);

@@ -52,32 +52,25 @@ GeneratedKernel generate_kernel(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   GeneratedKernel g;
   g.slug = spec.slug();
-  if (spec.kind == KernelKind::Gemm1D1D) {
+  const bool wgrad = spec.kind == KernelKind::Gemm1D1D;
+  if (wgrad)
     g.name_expression = fmt::format("fp8gemm_dev::gemm_1d1d_kernel<{}, {}, {}, {}, {}, {}, {}, {}>", spec.n, spec.k,
                                     c.block_m, c.block_n, c.stages, c.group_n, layout.producer_registers,
                                     layout.math_registers);
-    g.source = fmt::format(
-        "// fp8gemm generated kernel {slug}\n"
-        "#include \"fp8gemm/gemm_1d1d.cuh\"\n"
-        "\n"
-        "namespace fp8gemm_dev {{\n"
-        "{wgmma}"
-        "}}  // namespace fp8gemm_dev\n",
-        fmt::arg("slug", g.slug), fmt::arg("wgmma", generate_wgmma_e4m3(c.block_n)));
-    return g;
-  }
-  g.name_expression =
-      fmt::format("fp8gemm_dev::gemm_1d2d_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>", spec.n, spec.k,
-                  c.block_m, c.block_n, c.stages, c.group_n, c.multicast, c.split_k, c.tma_store,
-                  layout.producer_registers, layout.math_registers);
+  else
+    g.name_expression =
+        fmt::format("fp8gemm_dev::gemm_1d2d_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>", spec.n, spec.k,
+                    c.block_m, c.block_n, c.stages, c.group_n, c.multicast, c.split_k, c.tma_store,
+                    layout.producer_registers, layout.math_registers);
   g.source = fmt::format(
       "// fp8gemm generated kernel {slug}\n"
-      "#include \"fp8gemm/gemm_1d2d.cuh\"\n"
+      "#include \"fp8gemm/{header}\"\n"
       "\n"
       "namespace fp8gemm_dev {{\n"
       "{wgmma}"
       "}}  // namespace fp8gemm_dev\n",
-      fmt::arg("slug", g.slug), fmt::arg("wgmma", generate_wgmma_e4m3(c.block_n)));
+      fmt::arg("slug", g.slug), fmt::arg("header", wgrad ? "gemm_1d1d.cuh" : "gemm_1d2d.cuh"),
+      fmt::arg("wgmma", generate_wgmma_e4m3(c.block_n)));
   return g;
 }
 
