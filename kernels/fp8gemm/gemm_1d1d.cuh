@@ -3,19 +3,38 @@
 // Weight gradient: D [M,N] fp32 = C + A [M,K] x B [N,K]^T with 1x128 scales on both A and
 // B ("1D1D"). The structure of gemm_1d2d_kernel (persistent CTAs, one TMA producer
 // thread, one or two 64-row math warpgroups, promotion every 128 K), with B's scales
-// loaded per stage like A's (one per output column and K block), and an fp32 epilogue
-// that adds C (which may be D itself: accumulate in place; or absent).
+// loaded per stage like A's (one per output column and K block).
+//
+// Main loop: K blocks in pairs with two wgmma buffers, the first promoted while the
+// tensor cores still run the second (the other math warpgroup's wgmma fills the rest).
+// (Making the two warpgroups take turns on the tensor cores, each issuing only after
+// the other issued, measured 15-20 % slower: docs/PERFORMANCE.md.)
+//
+// Epilogue: each math warpgroup writes its 64 x block_n fp32 result into swizzled
+// 64-row x 16-column slabs in shared memory and one thread hands each slab to a TMA
+// store. With C, the same slabs first receive C's tile by TMA load, issued when the
+// tile starts so that it arrives during the K loop; the epilogue adds the result to it
+// in place. The stores run while the warpgroup computes its next tile; it waits for
+// them to have read the slabs only before the slabs are refilled.
 
 #include "fp8gemm/gemm_1d2d.cuh"
 
 namespace fp8gemm_dev {
 
+__device__ __forceinline__ void ld_shared_v2_f32(u32 addr, float& x, float& y) {
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(addr) : "memory");
+}
+
+__device__ __forceinline__ void st_shared_v2_f32(u32 addr, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+
 template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kProducerRegs, int kMathRegs>
 __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     gemm_1d1d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
                      const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_sfb,
-                     float* d, long long ldd, const float* c, long long ldc, int m,
-                     u32 stage_tx_bytes) {
+                     const __grid_constant__ TensorMap tmap_d, const __grid_constant__ TensorMap tmap_c, int m,
+                     u32 stage_tx_bytes, int with_c) {
   constexpr int kMathWarpgroups = kBlockM == 64 ? 1 : 2;
   constexpr int kMathThreads = kMathWarpgroups * 128;
   constexpr int kKBlocks = (kK + 127) / 128;
@@ -23,21 +42,28 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   constexpr u32 kABytes = kBlockM * 128;
   constexpr u32 kBBytes = kBlockN * 128;
   constexpr u32 kSfaBytes = kBlockM * 4;
-  constexpr u32 kSfbBytes = kBlockN * 4;
+  // TMA writes shared memory at 128-byte aligned addresses: B's scale slots are
+  // padded to 128 bytes (block_n = 16, 48, 80, 112 would leave odd stages misaligned).
+  constexpr u32 kSfbBytes = (kBlockN * 4 + 127) / 128 * 128;
   constexpr int kAccum = kBlockN / 2;
   constexpr int kChunks = kBlockN / 8;
+  constexpr int kSlabs = kBlockN / 16;     // 64 rows x 16 fp32 columns (64-byte rows) each
+  constexpr u32 kSlabBytes = 64 * 16 * 4;  // 4 KiB: keeps every slab 1024-byte aligned
   static_assert(kBlockM == 64 || kBlockM == 128, "one or two 64-row math warpgroups");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 128, "wgmma N");
 
-  // Shared memory: [A stages][B stages][A-scale stages][B-scale stages][full][empty],
-  // based at a 1024-byte boundary as the 128-byte swizzle requires.
+  // Shared memory: [D slabs per warpgroup][A stages][B stages][A-scale stages]
+  // [B-scale stages][full][empty][C loaded per warpgroup], based at a 1024-byte
+  // boundary as the swizzles need.
   extern __shared__ unsigned char smem_raw[];
-  const u32 smem_a = (smem_addr(smem_raw) + 1023u) & ~1023u;
+  const u32 smem_d = (smem_addr(smem_raw) + 1023u) & ~1023u;
+  const u32 smem_a = smem_d + kMathWarpgroups * kSlabs * kSlabBytes;
   const u32 smem_b = smem_a + kStages * kABytes;
   const u32 smem_sfa = smem_b + kStages * kBBytes;
   const u32 smem_sfb = smem_sfa + kStages * kSfaBytes;
   const u32 full_bars = (smem_sfb + kStages * kSfbBytes + 7u) & ~7u;
   const u32 empty_bars = full_bars + kStages * 8;
+  const u32 c_bars = empty_bars + kStages * 8;
 
   const int lane = threadIdx.x % 32;
   if (threadIdx.x == kMathThreads) {
@@ -45,10 +71,13 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     prefetch_tensor_map(&tmap_b);
     prefetch_tensor_map(&tmap_sfa);
     prefetch_tensor_map(&tmap_sfb);
+    prefetch_tensor_map(&tmap_d);
+    if (with_c) prefetch_tensor_map(&tmap_c);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full_bars + 8 * s, 1);
       mbar_init(empty_bars + 8 * s, kMathWarpgroups * 4);  // one arrival per math warp
     }
+    for (int w = 0; w < kMathWarpgroups; ++w) mbar_init(c_bars + 8 * w, 1);
     fence_barrier_init();
   }
   __syncthreads();
@@ -86,79 +115,153 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     const u64 desc_a0 = smem_desc_sw128(smem_a + warpgroup * 64 * 128);
     const u64 desc_b0 = smem_desc_sw128(smem_b);
 
-    float acc[kAccum], part[kAccum];
+    // Two wgmma buffers: K blocks go in pairs, both issued back to back, the first
+    // promoted while the tensor cores still run the second (as in gemm_1d2d_kernel).
+    float acc[kAccum], part[2][kAccum];
 #pragma unroll
-    for (int i = 0; i < kAccum; ++i) part[i] = 0.0f;
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int i = 0; i < kAccum; ++i) part[j][i] = 0.0f;
+
+    // Issues the 4 wgmma k32 steps of `stage` into `buf`.
+    auto issue = [&](float(&buf)[kAccum], int stage) {
+      const u64 desc_a = desc_a0 + ((stage * kABytes) >> 4);
+      const u64 desc_b = desc_b0 + ((stage * kBBytes) >> 4);
+#pragma unroll
+      for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
+      wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < 4; ++k) WgmmaE4M3<kBlockN>::mma(buf, desc_a + k * 2, desc_b + k * 2, k);  // +32 bytes
+      wgmma_commit();
+#pragma unroll
+      for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
+    };
+    // After `buf`'s wgmma group completed: promotion with a scale per row (A) and per
+    // column (B) of the K block, then the stage is freed (the last products are inputs
+    // of the arrival, so every scale load of the stage came before it).
+    auto retire = [&](float(&buf)[kAccum], int stage) {
+#pragma unroll
+      for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
+      const u32 sfa = smem_sfa + stage * kSfaBytes + tile_row * 4;
+      const float sa0 = ld_shared_f32(sfa), sa1 = ld_shared_f32(sfa + 8 * 4);
+      const u32 sfb = smem_sfb + stage * kSfbBytes + col_in_chunk * 4;
+      float last0 = 0.0f, last1 = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kChunks; ++i) {
+        float sb0, sb1;
+        ld_shared_v2_f32(sfb + 8 * i * 4, sb0, sb1);
+        last0 = sa0 * sb0;
+        last1 = sa1 * sb1;
+        acc[4 * i + 0] += last0 * buf[4 * i + 0];
+        acc[4 * i + 1] += (sa0 * sb1) * buf[4 * i + 1];
+        acc[4 * i + 2] += (sa1 * sb0) * buf[4 * i + 2];
+        acc[4 * i + 3] += last1 * buf[4 * i + 3];
+      }
+      __syncwarp();
+      if (lane == 0) mbar_arrive_after(empty_bars + 8 * stage, last0, last1);
+    };
+
+    const bool leader = threadIdx.x % 128 == 0;
+    const u32 slabs = smem_d + static_cast<u32>(warpgroup) * (kSlabs * kSlabBytes);
+    const u32 c_bar = c_bars + 8 * static_cast<u32>(warpgroup);
+    // This warpgroup's slabs that lie inside D (wholly outside: nothing loaded or stored).
+    auto slab_inside = [&](int j, int n0, int row0) { return n0 + 16 * j < kN && row0 < m; };
+
     StageCursor<kStages> cursor;
-    for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+    int local = 0;  // tiles done by this CTA (the C barrier's phase)
+    for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++local) {
       int m_block, n_block;
-      tile_coords(tile, m_block, n_block);
+      if (with_c && leader) {
+        // C's tile into the slabs, once the previous tile's stores have read them.
+        tile_coords(tile, m_block, n_block);
+        const int n0 = n_block * kBlockN, row0 = m_block * kBlockM + warpgroup * 64;
+        bulk_wait_group_read0();
+        u32 bytes = 0;
+#pragma unroll
+        for (int j = 0; j < kSlabs; ++j) bytes += slab_inside(j, n0, row0) ? kSlabBytes : 0u;
+        mbar_arrive_expect_tx(c_bar, bytes);
+#pragma unroll
+        for (int j = 0; j < kSlabs; ++j)
+          if (slab_inside(j, n0, row0))
+            tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, c_bar, n0 + 16 * j, row0);
+      }
 #pragma unroll
       for (int i = 0; i < kAccum; ++i) acc[i] = 0.0f;
+      // Nothing is in flight across a loop's back edge: ptxas cannot follow a wgmma
+      // group there and would serialize every wgmma.
+      int kb = 0;
 #pragma unroll 1
-      for (int kb = 0; kb < kKBlocks; ++kb) {
+      for (; kb + 1 < kKBlocks; kb += 2) {
+        mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+        const int stage_a = cursor.stage;
+        issue(part[0], stage_a);
+        cursor.advance();
+        mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+        const int stage_b = cursor.stage;
+        issue(part[1], stage_b);
+        cursor.advance();
+        wgmma_wait<1>();
+        retire(part[0], stage_a);
+        wgmma_wait<0>();
+        retire(part[1], stage_b);
+      }
+      if (kb < kKBlocks) {
         mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
         const int stage = cursor.stage;
-        const u32 sfa = smem_sfa + stage * kSfaBytes + tile_row * 4;
-        const float sa0 = ld_shared_f32(sfa), sa1 = ld_shared_f32(sfa + 8 * 4);
-        const u64 desc_a = desc_a0 + ((stage * kABytes) >> 4);
-        const u64 desc_b = desc_b0 + ((stage * kBBytes) >> 4);
-#pragma unroll
-        for (int i = 0; i < kAccum; ++i) fence_operand(part[i]);
-        wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < 4; ++k) WgmmaE4M3<kBlockN>::mma(part, desc_a + k * 2, desc_b + k * 2, k);
-        wgmma_commit();
-#pragma unroll
-        for (int i = 0; i < kAccum; ++i) fence_operand(part[i]);
-        wgmma_wait<0>();
-#pragma unroll
-        for (int i = 0; i < kAccum; ++i) fence_operand(part[i]);
-        // Promotion with a scale per row (A) and per column (B) of this K block.
-        const u32 sfb = smem_sfb + stage * kSfbBytes + col_in_chunk * 4;
-        float last0 = 0.0f, last1 = 0.0f;
-#pragma unroll
-        for (int i = 0; i < kChunks; ++i) {
-          const float sb0 = ld_shared_f32(sfb + 8 * i * 4), sb1 = ld_shared_f32(sfb + (8 * i + 1) * 4);
-          last0 = sa0 * sb0;
-          last1 = sa1 * sb1;
-          acc[4 * i + 0] += last0 * part[4 * i + 0];
-          acc[4 * i + 1] += (sa0 * sb1) * part[4 * i + 1];
-          acc[4 * i + 2] += (sa1 * sb0) * part[4 * i + 2];
-          acc[4 * i + 3] += last1 * part[4 * i + 3];
-        }
-        // The stage's scales have all been used (the last products are inputs of the
-        // arrival): free it.
-        __syncwarp();
-        if (lane == 0) mbar_arrive_after(empty_bars + 8 * stage, last0, last1);
+        issue(part[0], stage);
         cursor.advance();
+        wgmma_wait<0>();
+        retire(part[0], stage);
       }
 #pragma unroll
-      for (int i = 0; i < kAccum; ++i) discard(part[i]);
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int i = 0; i < kAccum; ++i) discard(part[j][i]);
 
-      // Epilogue: D = C + acc in fp32, pairs of columns per store, clipped at M and N.
+      // Epilogue (see the top of the file). Thread (warp w, lane l) holds rows
+      // 16 w + l / 4 and + 8 of its warpgroup's 64, columns 8 i + 2 (l % 4) + {0, 1}.
+      // With the 64-byte swizzle the 16-byte chunk c of row r sits at chunk
+      // c ^ ((r / 2) % 4): the eight rows of one access spread over all 32 banks twice,
+      // the minimum for 256 bytes.
       tile_coords(tile, m_block, n_block);
-      const int n0 = n_block * kBlockN;
-      const int row0 = m_block * kBlockM + tile_row;
+      const int n0 = n_block * kBlockN, row0 = m_block * kBlockM + warpgroup * 64;
+      const int row = tile_row - warpgroup * 64;  // within the warpgroup's 64 rows
+      const u32 swizzle = static_cast<u32>(row / 2) % 4u;  // the same for row + 8
+      if (with_c) {
+        mbar_wait(c_bar, static_cast<u32>(local) & 1u);  // C's tile is in the slabs
+      } else {
+        // The previous tile's stores must have read the slabs before they are rewritten.
+        if (leader) bulk_wait_group_read0();
+        named_barrier_sync(1 + warpgroup, 128);
+      }
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int row = row0 + 8 * half;
-        if (row >= m) continue;
-        float* d_row = d + static_cast<long long>(row) * ldd + n0 + col_in_chunk;
-        const float* c_row = c != nullptr ? c + static_cast<long long>(row) * ldc + n0 + col_in_chunk : nullptr;
-#pragma unroll
-        for (int i = 0; i < kChunks; ++i) {
-          if (n0 + 8 * i + col_in_chunk >= kN) continue;
-          float v0 = acc[4 * i + 2 * half], v1 = acc[4 * i + 2 * half + 1];
-          if (c_row != nullptr) {
-            v0 += c_row[8 * i];
-            v1 += c_row[8 * i + 1];
-          }
-          d_row[8 * i] = v0;
-          d_row[8 * i + 1] = v1;
+      for (int i = 0; i < kChunks; ++i) {
+        const u32 slab = slabs + static_cast<u32>(i / 2) * kSlabBytes;
+        const u32 chunk = ((static_cast<u32>(2 * (i % 2) + (lane % 4) / 2) ^ swizzle) << 4) + 8u * (lane % 2);
+        float v[4] = {acc[4 * i + 0], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]};
+        if (with_c) {
+          float c0, c1, c2, c3;
+          ld_shared_v2_f32(slab + row * 64 + chunk, c0, c1);
+          ld_shared_v2_f32(slab + (row + 8) * 64 + chunk, c2, c3);
+          v[0] += c0;
+          v[1] += c1;
+          v[2] += c2;
+          v[3] += c3;
         }
+        st_shared_v2_f32(slab + row * 64 + chunk, v[0], v[1]);
+        st_shared_v2_f32(slab + (row + 8) * 64 + chunk, v[2], v[3]);
+      }
+      fence_proxy_async_shared();
+      named_barrier_sync(1 + warpgroup, 128);
+      if (leader) {
+#pragma unroll
+        for (int j = 0; j < kSlabs; ++j)
+          if (slab_inside(j, n0, row0)) tma_store_2d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + 16 * j, row0);
+        bulk_commit_group();
       }
     }
+    // The last tile's stores must be complete before the kernel ends.
+    if (leader) bulk_wait_group0();
   }
 }
 

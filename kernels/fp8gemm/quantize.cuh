@@ -58,6 +58,79 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
+// Max of S values at once over a group of kLanes lanes (kLanes = 16: each half-warp, 32:
+// the warp; S a power of two <= kLanes), with S - 1 + log2(kLanes / S) shuffles instead of
+// S log2(kLanes): on entry m[s] is this lane's partial max of value s; each step swaps
+// half of the values still held with the partner lane and keeps the other half, so that
+// on exit lane l of the group holds the group's max of value l / (kLanes / S) (returned;
+// m is clobbered).
+template <int kLanes, int S>
+__device__ __forceinline__ float max_scatter(float (&m)[S], int lane_in_group) {
+  static_assert((S & (S - 1)) == 0 && S <= kLanes, "S must be a power of two <= kLanes");
+#pragma unroll
+  for (int offset = kLanes / 2, held = S; offset > 0; offset >>= 1) {
+    if (held > 1) {
+      const bool upper = (lane_in_group & offset) != 0;
+      held /= 2;
+#pragma unroll
+      for (int i = 0; i < S / 2; ++i) {
+        if (i < held) {
+          const float send = upper ? m[i] : m[i + held];
+          const float keep = upper ? m[i + held] : m[i];
+          m[i] = fmaxf(keep, __shfl_xor_sync(0xffffffffu, send, offset));
+        }
+      }
+    } else {
+      m[0] = fmaxf(m[0], __shfl_xor_sync(0xffffffffu, m[0], offset));
+    }
+  }
+  return m[0];
+}
+
+// Eight bf16 values src[0 .. 7] as raw bits (value 2 i in the low half of bits[i], 2 i + 1
+// in the high half); those at or past `valid` read as +0. All eight: one 16-byte load
+// through the read-only path (aligned: x rows start 16-byte aligned, since x is and
+// ldx % 8 == 0, and callers pass a column that is a multiple of 8); fewer: the tail,
+// element by element, touching nothing past the last valid one.
+__device__ __forceinline__ void load_bf16x8(const u16* src, int valid, u32 (&bits)[4]) {
+  if (valid >= 8) {
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(bits[0]), "=r"(bits[1]), "=r"(bits[2]), "=r"(bits[3])
+        : "l"(src));
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const u32 lo = 2 * i < valid ? static_cast<u32>(src[2 * i]) : 0u;
+      const u32 hi = 2 * i + 1 < valid ? static_cast<u32>(src[2 * i + 1]) : 0u;
+      bits[i] = lo | (hi << 16);
+    }
+  }
+}
+
+// The eight floats of load_bf16x8's bits (bf16 -> fp32 is exact: the bits move up).
+__device__ __forceinline__ void unpack_bf16x8(const u32 (&bits)[4], float (&v)[8]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    v[2 * i] = bf16_bits_to_float(bits[i] & 0xffffu);
+    v[2 * i + 1] = bf16_bits_to_float(bits[i] >> 16);
+  }
+}
+
+// max(|a|, |b|) of bf16 pairs, elementwise, exact (no rounding in a max). A NaN is ignored
+// when the other operand is not NaN, as fmaxf does, so the amax of a group is the same as
+// over its values as floats.
+__device__ __forceinline__ u32 abs_max_bf16x2(u32 a, u32 b) {
+  u32 r;
+  asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a & 0x7fff7fffu), "r"(b & 0x7fff7fffu));
+  return r;
+}
+
+// max |x| over the eight bf16 values of load_bf16x8's bits, as a float.
+__device__ __forceinline__ float abs_max_bf16x8(const u32 (&bits)[4]) {
+  const u32 m = abs_max_bf16x2(abs_max_bf16x2(bits[0], bits[1]), abs_max_bf16x2(bits[2], bits[3]));
+  return fmaxf(bf16_bits_to_float(m & 0xffffu), bf16_bits_to_float(m >> 16));
+}
+
 // Quantizes four consecutive values (x * inv) and stores them at dst; `valid` of them
 // exist (4: one 4-byte store, aligned since rows are 16-byte aligned and the column is a
 // multiple of 4; fewer: the tail, byte by byte).
@@ -73,46 +146,85 @@ __device__ __forceinline__ void store_e4m3x4(unsigned char* dst, const float (&v
   }
 }
 
-// Per-token (1x128 groups along a row). One warp per (row, group): lane l holds
-// columns 128 j + 4 l .. + 3. Scales go to sf[row * sf_row_stride + group * sf_col_stride].
-template <bool kPow2>
-__global__ void __launch_bounds__(256) quantize_1x128_kernel(const u16* __restrict__ x, long long ldx,
-                                                             unsigned char* __restrict__ q, long long ldq,
-                                                             float* __restrict__ sf, long long sf_row_stride,
-                                                             long long sf_col_stride, int rows, int cols) {
-  const int lane = threadIdx.x % 32;
-  const int groups = (cols + 127) / 128;
-  const long long items = static_cast<long long>(rows) * groups;
-  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
-  for (long long item = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; item < items;
-       item += warps) {
-    const int row = static_cast<int>(item / groups);
-    const int group = static_cast<int>(item - static_cast<long long>(row) * groups);
-    const int c0 = group * 128 + 4 * lane;
-    const u16* src = x + static_cast<long long>(row) * ldx + c0;
-    float v[4];
-    if (c0 + 4 <= cols) {
-      // 8-byte aligned: ldx % 8 == 0 and 16-byte aligned rows.
-      const u64 bits = *reinterpret_cast<const u64*>(src);
+// store_e4m3x4 for eight values: one 8-byte store when all exist (aligned: 16-byte row
+// starts, column a multiple of 8), else the `valid` first bytes one by one.
+__device__ __forceinline__ void store_e4m3x8(unsigned char* dst, const float (&v)[8], float inv, int valid) {
+  const u32 lo = pack_e4m3x2(mul_rn(v[0], inv), mul_rn(v[1], inv)) |
+                 (pack_e4m3x2(mul_rn(v[2], inv), mul_rn(v[3], inv)) << 16);
+  const u32 hi = pack_e4m3x2(mul_rn(v[4], inv), mul_rn(v[5], inv)) |
+                 (pack_e4m3x2(mul_rn(v[6], inv), mul_rn(v[7], inv)) << 16);
+  if (valid >= 8) {
+    *reinterpret_cast<u64*>(dst) = static_cast<u64>(lo) | (static_cast<u64>(hi) << 32);
+  } else {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) v[e] = bf16_bits_to_float(static_cast<u32>(bits >> (16 * e)) & 0xffffu);
-    } else {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) v[e] = c0 + e < cols ? bf16_bits_to_float(src[e]) : 0.0f;
-    }
-    float amax = fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3])));
-    amax = warp_max(amax);
-    float scale, inv;
-    group_scale<kPow2>(amax, scale, inv);
-    store_e4m3x4(q + static_cast<long long>(row) * ldq + c0, v, inv, cols - c0);
-    if (lane == 0) sf[static_cast<long long>(row) * sf_row_stride + static_cast<long long>(group) * sf_col_stride] = scale;
+    for (int e = 0; e < 8; ++e)
+      if (e < valid) dst[e] = static_cast<unsigned char>((e < 4 ? lo : hi) >> (8 * (e % 4)));
   }
 }
 
-// Per-block (128x128 groups). One CTA of 256 threads per block: thread t holds columns
-// 4 (t % 32) .. + 3 of rows t / 32, t / 32 + 8, ..., so the block is read once, kept in
-// registers while its amax is reduced, then quantized. Scales go to
-// sf[block_row * sf_row_stride + block_col * sf_col_stride].
+// Per-token (1x128 groups along a row). Work is dealt in batches of kBatchRows = 2 kItemSteps
+// consecutive rows x one 128-column group: half-warp h takes rows h, h + 2, ..., lane
+// l % 16 columns 128 group + 8 (l % 16) .. + 7 of each, so that a thread has kItemSteps
+// independent 16-byte loads in flight (all issued before any is used). The amaxes of a
+// half-warp's kItemSteps groups are reduced together (max_scatter); each lane then computes
+// the scale of one of them and the others receive its inverse by shuffle, and the batch's
+// kBatchRows scales (consecutive in the GEMM's M-major layout) are stored by one
+// instruction (32 bytes: one sector). Batch b is (row block b / groups, group b % groups);
+// the host launches one warp per batch (up to a cap past which warps loop, grid-stride),
+// so that the CTAs in flight read one contiguous stretch of x. At most 64 registers, for
+// 4 CTAs per SM. Scales go to sf[row * sf_row_stride + group * sf_col_stride].
+constexpr int kItemSteps = 4;
+constexpr int kBatchRows = 2 * kItemSteps;
+
+template <bool kPow2>
+__global__ void __launch_bounds__(256, 4)
+    quantize_1x128_kernel(const u16* __restrict__ x, long long ldx, unsigned char* __restrict__ q, long long ldq,
+                          float* __restrict__ sf, long long sf_row_stride, long long sf_col_stride, int rows,
+                          int cols) {
+  constexpr int kLanesPerItem = 16 / kItemSteps;  // lanes of a half-warp that end up with the same group's amax
+  const int lane = threadIdx.x % 32, half = lane / 16, sub = lane % 16;
+  const int groups = (cols + 127) / 128;
+  const long long batches = static_cast<long long>((rows + kBatchRows - 1) / kBatchRows) * groups;
+  // (block, group) of batch b, walked from one batch of this warp to its next without dividing.
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
+  const int stride_blocks = static_cast<int>(warps / groups), stride_groups = static_cast<int>(warps % groups);
+  long long b = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  int block = static_cast<int>(b / groups), group = static_cast<int>(b - static_cast<long long>(block) * groups);
+  const int mine = sub / kLanesPerItem;  // the step whose scale this lane computes
+  for (; b < batches; b += warps) {
+    const int r0 = block * kBatchRows + half;  // this lane's rows: r0 + 2 s
+    const int c0 = group * 128 + 8 * sub;
+    const int valid = imin(cols - c0, 8);  // <= 0: past the row's end
+    u32 bits[kItemSteps][4];
+#pragma unroll
+    for (int s = 0; s < kItemSteps; ++s)
+      load_bf16x8(x + static_cast<long long>(r0 + 2 * s) * ldx + c0, r0 + 2 * s < rows ? valid : 0, bits[s]);
+    float amax[kItemSteps];
+#pragma unroll
+    for (int s = 0; s < kItemSteps; ++s) amax[s] = abs_max_bf16x8(bits[s]);
+    float scale, inv;
+    group_scale<kPow2>(max_scatter<16>(amax, sub), scale, inv);
+#pragma unroll
+    for (int s = 0; s < kItemSteps; ++s) {
+      const float inv_s = __shfl_sync(0xffffffffu, inv, 16 * half + kLanesPerItem * s);
+      float v[8];
+      unpack_bf16x8(bits[s], v);
+      store_e4m3x8(q + static_cast<long long>(r0 + 2 * s) * ldq + c0, v, inv_s, r0 + 2 * s < rows ? valid : 0);
+    }
+    const int row = r0 + 2 * mine;
+    if (sub % kLanesPerItem == 0 && row < rows)
+      sf[static_cast<long long>(row) * sf_row_stride + static_cast<long long>(group) * sf_col_stride] = scale;
+    block += stride_blocks;
+    group += stride_groups;
+    if (group >= groups) group -= groups, ++block;
+  }
+}
+
+// Per-block (128x128 groups). One CTA of 256 threads per block: half-warp h = threadIdx.x / 16
+// holds rows h, h + 16, ..., h + 112 of the block, lane l % 16 columns 8 (l % 16) .. + 7 of
+// each, so the block is read with eight independent 16-byte loads per thread, kept in
+// registers (as bf16 bits) while its amax is reduced, then quantized and stored 8 bytes
+// at a time. Scales go to sf[block_row * sf_row_stride + block_col * sf_col_stride].
 template <bool kPow2>
 __global__ void __launch_bounds__(256) quantize_128x128_kernel(const u16* __restrict__ x, long long ldx,
                                                                unsigned char* __restrict__ q, long long ldq,
@@ -122,24 +234,18 @@ __global__ void __launch_bounds__(256) quantize_128x128_kernel(const u16* __rest
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int block_cols = (cols + 127) / 128;
   const int block_row = blockIdx.x / block_cols, block_col = blockIdx.x % block_cols;
-  const int c0 = block_col * 128 + 4 * lane;
-  float v[16][4];
+  const int c0 = block_col * 128 + 8 * (lane % 16);
+  const int valid = imin(cols - c0, 8);  // <= 0: this lane's columns are past the end
+  const int r0 = block_row * 128 + threadIdx.x / 16;
+  u32 bits[8][4];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int row = r0 + 16 * i;
+    load_bf16x8(x + static_cast<long long>(row) * ldx + c0, row < rows ? valid : 0, bits[i]);
+  }
   float amax = 0.0f;
 #pragma unroll
-  for (int i = 0; i < 16; ++i) {
-    const int row = block_row * 128 + warp + 8 * i;
-    const u16* src = x + static_cast<long long>(row) * ldx + c0;
-    if (row < rows && c0 + 4 <= cols) {
-      const u64 bits = *reinterpret_cast<const u64*>(src);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) v[i][e] = bf16_bits_to_float(static_cast<u32>(bits >> (16 * e)) & 0xffffu);
-    } else {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) v[i][e] = row < rows && c0 + e < cols ? bf16_bits_to_float(src[e]) : 0.0f;
-    }
-#pragma unroll
-    for (int e = 0; e < 4; ++e) amax = fmaxf(amax, fabsf(v[i][e]));
-  }
+  for (int i = 0; i < 8; ++i) amax = fmaxf(amax, abs_max_bf16x8(bits[i]));
   amax = warp_max(amax);
   if (lane == 0) warp_amax[warp] = amax;
   __syncthreads();
@@ -149,50 +255,103 @@ __global__ void __launch_bounds__(256) quantize_128x128_kernel(const u16* __rest
   float scale, inv;
   group_scale<kPow2>(amax, scale, inv);
 #pragma unroll
-  for (int i = 0; i < 16; ++i) {
-    const int row = block_row * 128 + warp + 8 * i;
+  for (int i = 0; i < 8; ++i) {
+    const int row = r0 + 16 * i;
     if (row >= rows) continue;
-    store_e4m3x4(q + static_cast<long long>(row) * ldq + c0, v[i], inv, cols - c0);
+    float v[8];
+    unpack_bf16x8(bits[i], v);
+    store_e4m3x8(q + static_cast<long long>(row) * ldq + c0, v, inv, valid);
   }
   if (threadIdx.x == 0)
     sf[static_cast<long long>(block_row) * sf_row_stride + static_cast<long long>(block_col) * sf_col_stride] = scale;
 }
 
+__device__ __forceinline__ void st_shared_v4(u32 addr, const u32 (&v)[4]) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3])
+               : "memory");
+}
+
+__device__ __forceinline__ void ld_shared_v4(u32 addr, u32 (&v)[4]) {
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "r"(addr)
+               : "memory");
+}
+
 // Transpose + per-token: x [T, H] -> q [H, T] with 1x128 groups along T (a token block of
 // one hidden column), what the weight gradient's operands need. One CTA per 128 tokens x
-// 32 hidden columns: the tile is read coalesced along H into shared memory, each warp then
-// owns 4 hidden columns, reduces their amax over the 128 tokens and writes 4 output rows of
-// 128 bytes. Scales go to sf[h * sf_row_stride + token_block * sf_col_stride].
+// kTransposeHidden hidden columns. The tile is read with 16-byte loads (kTransposeHidden / 8
+// threads per token row, all of a thread's loads issued before use) into shared memory as
+// bf16, in 16-byte chunks (8 hidden columns) whose position within the token's row is
+// swizzled (chunk j of token r at j ^ ((r / 4) % 8)) so that both the row-wise stores and
+// the column-wise reads below are free of bank conflicts. Warp w then owns chunks
+// kChunksPerWarp w .. + kChunksPerWarp - 1 and lane l tokens 4 l .. 4 l + 3: per chunk the
+// amaxes of its 8 hidden columns over the 128 tokens are reduced together (max_scatter,
+// lane l ending with column l / 4), and each output row segment is written 4 bytes per lane
+// (128 contiguous bytes). Scales go to sf[h * sf_row_stride + token_block * sf_col_stride].
+constexpr int kTransposeHidden = 64;
+
 template <bool kPow2>
 __global__ void __launch_bounds__(256) quantize_transposed_1x128_kernel(
     const u16* __restrict__ x, long long ldx, unsigned char* __restrict__ q, long long ldq, float* __restrict__ sf,
     long long sf_row_stride, long long sf_col_stride, int tokens, int hidden) {
-  __shared__ float tile[128][33];  // [token][hidden], padded against bank conflicts
+  constexpr int kChunks = kTransposeHidden / 8;          // 16-byte chunks per token row
+  constexpr int kRowsPerPass = 256 / kChunks;            // token rows loaded per pass of the CTA
+  constexpr int kChunksPerWarp = kChunks / 8;
+  static_assert(kTransposeHidden % 64 == 0 && kTransposeHidden <= 256, "8 warps x whole 16-byte chunks");
+  __shared__ __align__(16) u32 tile[128 * kChunks * 4];  // [token][chunk (swizzled)][4 words]
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int token_blocks = (tokens + 127) / 128;
-  const int t0 = (blockIdx.x % token_blocks) * 128, h0 = (blockIdx.x / token_blocks) * 32;
-#pragma unroll 4
-  for (int i = 0; i < 16; ++i) {
-    const int idx = i * 256 + threadIdx.x, r = idx / 32, c = idx % 32;
-    const int t = t0 + r, h = h0 + c;
-    tile[r][c] = t < tokens && h < hidden ? bf16_bits_to_float(x[static_cast<long long>(t) * ldx + h]) : 0.0f;
+  const int t0 = (blockIdx.x % token_blocks) * 128, h0 = (blockIdx.x / token_blocks) * kTransposeHidden;
+  const u32 tile_base = smem_addr(tile);
+  {
+    const int chunk = threadIdx.x % kChunks, h = h0 + 8 * chunk;
+    const int valid = imin(hidden - h, 8);  // <= 0: past the last column
+    u32 bits[128 / kRowsPerPass][4];
+#pragma unroll
+    for (int i = 0; i < 128 / kRowsPerPass; ++i) {
+      const int r = threadIdx.x / kChunks + kRowsPerPass * i, t = t0 + r;
+      load_bf16x8(x + static_cast<long long>(t) * ldx + h, t < tokens ? valid : 0, bits[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < 128 / kRowsPerPass; ++i) {
+      const int r = threadIdx.x / kChunks + kRowsPerPass * i;
+      st_shared_v4(tile_base + 16 * (kChunks * r + (chunk ^ ((r / 4) % 8))), bits[i]);
+    }
   }
   __syncthreads();
+  const int t = t0 + 4 * lane;
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const int c = 4 * warp + j, h = h0 + c;
-    float v[4];
+  for (int j = 0; j < kChunksPerWarp; ++j) {
+    const int chunk = kChunksPerWarp * warp + j, hc = h0 + 8 * chunk;
+    if (hc >= hidden) break;  // uniform across the warp; no barrier follows
+    u32 bits[4][4];           // token 4 lane + k, hidden columns hc .. hc + 7
 #pragma unroll
-    for (int e = 0; e < 4; ++e) v[e] = tile[4 * lane + e][c];
-    float amax = fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3])));
-    amax = warp_max(amax);
-    if (h >= hidden) continue;  // uniform across the warp
+    for (int k = 0; k < 4; ++k) {
+      const int r = 4 * lane + k;  // (r / 4) % 8 == lane % 8
+      ld_shared_v4(tile_base + 16 * (kChunks * r + (chunk ^ (lane % 8))), bits[k]);
+    }
+    float amax[8];  // of column hc + e over this lane's four tokens
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const u32 m = abs_max_bf16x2(abs_max_bf16x2(bits[0][p], bits[1][p]), abs_max_bf16x2(bits[2][p], bits[3][p]));
+      amax[2 * p] = bf16_bits_to_float(m & 0xffffu);
+      amax[2 * p + 1] = bf16_bits_to_float(m >> 16);
+    }
     float scale, inv;
-    group_scale<kPow2>(amax, scale, inv);
-    const int t = t0 + 4 * lane;
-    store_e4m3x4(q + static_cast<long long>(h) * ldq + t, v, inv, tokens - t);
-    if (lane == 0)
-      sf[static_cast<long long>(h) * sf_row_stride + static_cast<long long>(t0 / 128) * sf_col_stride] = scale;
+    group_scale<kPow2>(max_scatter<32>(amax, lane), scale, inv);  // column hc + lane / 4
+    if (lane % 4 == 0 && hc + lane / 4 < hidden)
+      sf[static_cast<long long>(hc + lane / 4) * sf_row_stride + static_cast<long long>(t0 / 128) * sf_col_stride] =
+          scale;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const float inv_e = __shfl_sync(0xffffffffu, inv, 4 * e);
+      if (hc + e >= hidden) break;  // uniform across the warp
+      float v[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) v[k] = bf16_bits_to_float((bits[k][e / 2] >> (16 * (e % 2))) & 0xffffu);
+      store_e4m3x4(q + static_cast<long long>(hc + e) * ldq + t, v, inv_e, tokens - t);
+    }
   }
 }
 

@@ -62,9 +62,10 @@ void quantize_per_token(const Bf16Input& x, const Fp8Output& q, const ScaleOutpu
                         const QuantizeOptions& options, Stream stream) {
   const int64_t groups = scale_blocks(x.cols);
   if (!validate_quantize("quantize_per_token", x, q, scales, x.rows, groups)) return;
-  // One warp per (row, group), 8 per block; a grid-stride loop past ~16 blocks per SM.
-  const int64_t items = x.rows * groups;
-  const unsigned grid = static_cast<unsigned>(std::clamp<int64_t>((items + 7) / 8, 1, 132 * 16));
+  // One warp per batch of 8 rows x one 128-column group (kBatchRows in quantize.cuh), 8 per
+  // block; past 2^24 blocks the warps loop (grid-stride).
+  const int64_t batches = (x.rows + 7) / 8 * groups;
+  const unsigned grid = static_cast<unsigned>(std::clamp<int64_t>((batches + 7) / 8, 1, int64_t(1) << 24));
   launch_quantize(KernelKind::Quantize1x128, x, q, scales, options, stream, grid);
 }
 
@@ -82,12 +83,12 @@ void quantize_per_block(const Bf16Input& x, const Fp8Output& q, const ScaleOutpu
 
 void quantize_transposed_per_token(const Bf16Input& x, const Fp8Output& q, const ScaleOutput& scales,
                                    const QuantizeOptions& options, Stream stream) {
-  const int64_t token_blocks = scale_blocks(x.rows), hidden_blocks = (x.cols + 31) / 32;
+  const int64_t token_blocks = scale_blocks(x.rows), hidden_blocks = (x.cols + 63) / 64;
   if (!validate_quantize("quantize_transposed_per_token", x, q, scales, x.cols, token_blocks, true)) return;
   if (token_blocks * hidden_blocks > int64_t(0x7fffffff))
     fail(ErrorCode::InvalidArgument, "quantize_transposed_per_token: [{}, {}] is too large for one launch; split it",
          x.rows, x.cols);
-  // One CTA per 128 tokens x 32 hidden columns.
+  // One CTA per 128 tokens x 64 hidden columns (kTransposeHidden in quantize.cuh).
   launch_quantize(KernelKind::QuantizeTransposed1x128, x, q, scales, options, stream,
                   static_cast<unsigned>(token_blocks * hidden_blocks));
 }

@@ -48,6 +48,19 @@ Tma2d tma_bf16_output(const void* data, int64_t rows, int64_t cols, int64_t ld) 
   return t;
 }
 
+Tma2d tma_fp32_output(const void* data, int64_t rows, int64_t cols, int64_t ld) {
+  Tma2d t;
+  t.dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  t.base = data;
+  t.dims[0] = static_cast<uint64_t>(cols);
+  t.dims[1] = static_cast<uint64_t>(rows);
+  t.row_stride_bytes = static_cast<uint64_t>(ld) * 4;
+  t.box[0] = 16;
+  t.box[1] = 64;
+  t.swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
+  return t;
+}
+
 CUtensorMap encode_tma(const Tma2d& t) {
   CUtensorMap map;
   const cuuint64_t dims[2] = {t.dims[0], t.dims[1]};

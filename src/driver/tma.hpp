@@ -29,6 +29,10 @@ Tma2d tma_per_token_scales(const float* data, int64_t m, int64_t k_blocks, int64
 // boxes of 64 columns x 64 rows from 128-byte-swizzled shared tiles.
 Tma2d tma_bf16_output(const void* data, int64_t rows, int64_t cols, int64_t ld);
 
+// The fp32 output D [rows, cols] of the weight gradient, stored (or reduce-added) in
+// boxes of 16 columns x 64 rows from 64-byte-swizzled shared slabs.
+Tma2d tma_fp32_output(const void* data, int64_t rows, int64_t cols, int64_t ld);
+
 // Throws Error(CudaError) if the driver rejects the request.
 CUtensorMap encode_tma(const Tma2d& t);
 

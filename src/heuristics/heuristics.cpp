@@ -28,6 +28,7 @@ constexpr double kTileCyclesTmaStore = 1300, kTileCyclesDirectPer128x128 = 4500;
 constexpr double kSlabWaitCycles = 500;  // one slab buffer: each slab waits for the last
 constexpr double kSplitExchangeCycles = 3000;  // split-K: partial sums through DSMEM, measured
 constexpr int kMaxStages = 8;
+constexpr double kWgradKBlockFactor = 1.25;  // estimate, not yet fitted
 
 const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
 
@@ -65,7 +66,12 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device)
   // Stages hide load latency; too few expose it.
   const double latency_penalty = c.stages < 4 ? (4 - c.stages) * 0.04 : 0.0;
   const double slabs_per_warpgroup = c.block_m / 64.0 / l.math_warpgroups * (c.block_n / 64.0);
-  const double epilogue = c.tma_store == 1   ? kTileCyclesTmaStore
+  const bool wgrad = spec.kind == KernelKind::Gemm1D1D;
+  // 1D1D: fp32 slabs through TMA (twice the bytes of bf16); its promotion scales every
+  // column separately (a multiply more per element).
+  if (wgrad) k_block = kWgradKBlockFactor * k_block;
+  const double epilogue = wgrad                ? 2 * kTileCyclesTmaStore
+                          : c.tma_store == 1   ? kTileCyclesTmaStore
                           : c.tma_store == 2 ? kTileCyclesTmaStore + kSlabWaitCycles * slabs_per_warpgroup
                                              : kTileCyclesDirectPer128x128 * c.block_m * c.block_n / (128.0 * 128.0);
   const double k_blocks = c.split_k == 2 ? (l.k_blocks + 1) / 2 : l.k_blocks;
@@ -74,8 +80,9 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device)
   const double compute_us = (static_cast<double>(waves) * tile + kLaunchCycles) / (kClockGHz * 1e3);
 
   // Every input is read from HBM at least once and D written once.
+  // (1D1D: fp32 D, read and written when accumulating.)
   const double bytes = static_cast<double>(m) * spec.k + static_cast<double>(spec.n) * spec.k +
-                       static_cast<double>(m) * spec.n * 2;
+                       static_cast<double>(m) * spec.n * (wgrad ? 8 : 2);
   return std::max(compute_us, bytes / kHbmBytesPerSecond * 1e6);
 }
 

@@ -70,16 +70,20 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
     const int buffers = c.tma_store == 1 ? slabs : 1;
     l.d_tile_bytes = l.tma_store ? l.math_warpgroups * buffers * 64 * 128 : 0;
   }
+  // 1D1D always stores through TMA: 64-row x 16-column fp32 slabs (4 KiB), the whole
+  // 64 x block_n result of each math warpgroup.
+  if (spec.kind == KernelKind::Gemm1D1D) l.d_tile_bytes = l.math_warpgroups * (c.block_n / 16) * 4096;
   l.k_blocks = static_cast<int>((spec.k + 127) / 128);
   // Two tile buffers of B scales (two rows of k_blocks floats each), 8-byte aligned
   // barriers: full/empty per stage plus full/empty per B-scale buffer.
   // 1D2D: two tile buffers of B scales (two rows of k_blocks floats each). 1D1D: B's
   // scales come per stage like A's.
   const bool wgrad = spec.kind == KernelKind::Gemm1D1D;
-  const int sfb_bytes = wgrad ? c.stages * c.block_n * 4 : 2 * (2 * l.k_blocks * 4);
+  // (1D1D: each stage's slot padded to the 128 bytes a TMA destination is aligned to.)
+  const int sfb_bytes = wgrad ? c.stages * ((c.block_n * 4 + 127) / 128 * 128) : 2 * (2 * l.k_blocks * 4);
   const int waves_per_warpgroup = c.block_m / 64 / l.math_warpgroups;
   l.split_exchange_bytes = c.split_k == 2 ? waves_per_warpgroup * (c.block_n / 4) * l.math_warpgroups * 128 * 4 : 0;
-  const int barrier_bytes = wgrad ? 8 * 2 * c.stages : 8 * (2 * c.stages + 4 + (c.split_k == 2 ? 2 : 0));
+  const int barrier_bytes = wgrad ? 8 * (2 * c.stages + 2) : 8 * (2 * c.stages + 4 + (c.split_k == 2 ? 2 : 0));
   l.smem_bytes = kSmemAlignSlack + c.stages * (l.a_stage_bytes + l.b_stage_bytes + l.sfa_stage_bytes) +
                  l.d_tile_bytes + (sfb_bytes + l.split_exchange_bytes + 7) / 8 * 8 + barrier_bytes;
   l.n_blocks = static_cast<int>((spec.n + c.block_n - 1) / c.block_n);

@@ -165,12 +165,16 @@ const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binar
 }
 
 void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& sfa,
-                      const CUtensorMap& sfb, float* d, int64_t ldd, const float* c, int64_t ldc, int m,
+                      const CUtensorMap& sfb, const CUtensorMap& dmap, const CUtensorMap* cmap, int m,
                       CUstream stream) {
-  long long ld = ldd, lc = ldc;
   unsigned tx = plan.stage_tx_bytes;
-  void* args[] = {const_cast<CUtensorMap*>(&a), const_cast<CUtensorMap*>(&b), const_cast<CUtensorMap*>(&sfa),
-                  const_cast<CUtensorMap*>(&sfb), &d, &ld, &c, &lc, &m, &tx};
+  int with_c = cmap != nullptr ? 1 : 0;
+  const CUtensorMap none{};  // not read when with_c == 0
+  void* args[] = {const_cast<CUtensorMap*>(&a),    const_cast<CUtensorMap*>(&b),
+                  const_cast<CUtensorMap*>(&sfa),  const_cast<CUtensorMap*>(&sfb),
+                  const_cast<CUtensorMap*>(&dmap), const_cast<CUtensorMap*>(cmap != nullptr ? cmap : &none),
+                  &m,                              &tx,
+                  &with_c};
   CUlaunchAttribute attr;
   const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, &attr);
   check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d1d)");

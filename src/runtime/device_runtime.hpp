@@ -99,9 +99,10 @@ class DeviceRuntime {
   std::unordered_map<KernelSpec, LoadedKernel, KernelSpecHash> functions_;
 };
 
-// Launches gemm_1d1d_kernel for a plan (D, C fp32; C may be null or equal D).
+// Launches gemm_1d1d_kernel for a plan: D (fp32, through tensor map `dmap`) = C + A x B^T,
+// C through `cmap` (which may map D itself) or absent (nullptr: C = 0).
 void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& sfa,
-                      const CUtensorMap& sfb, float* d, int64_t ldd, const float* c, int64_t ldc, int m,
+                      const CUtensorMap& sfb, const CUtensorMap& dmap, const CUtensorMap* cmap, int m,
                       CUstream stream);
 
 // Launches gemm_1d2d_kernel for a plan.

@@ -28,8 +28,12 @@ void launch_gemm_wgrad(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMa
       tma_per_token_scales(a_scales.data, m, a_scales.cols, a_scales.col_stride, plan.sfa_box_rows));
   const CUtensorMap tma_sfb = encode_tma_cached(
       tma_per_token_scales(b_scales.data, n, b_scales.cols, b_scales.col_stride, plan.spec.config.block_n));
-  launch_gemm_1d1d(plan, tma_a, tma_b, tma_sfa, tma_sfb, d.data, d.ld, c != nullptr ? c->data : nullptr,
-                   c != nullptr ? c->ld : 0, static_cast<int>(m), stream);
+  const CUtensorMap tma_d = encode_tma_cached(tma_fp32_output(d.data, m, n, d.ld));
+  // C (possibly D itself) is loaded tile by tile through the same kind of map.
+  CUtensorMap tma_c{};
+  if (c != nullptr) tma_c = encode_tma_cached(tma_fp32_output(c->data, m, n, c->ld));
+  launch_gemm_1d1d(plan, tma_a, tma_b, tma_sfa, tma_sfb, tma_d, c != nullptr ? &tma_c : nullptr, static_cast<int>(m),
+                   stream);
 }
 
 }  // namespace fp8gemm::detail

@@ -1,5 +1,6 @@
 // fp8gemm bench: gemm_fp8_nt against cuBLASLt's block-scaled FP8 GEMM, same inputs,
-// same process.
+// same process; with --wgrad, gemm_fp8_nt_wgrad (D fp32 += A x B^T in place) against
+// cuBLASLt's VEC128 x VEC128 FP8 GEMM with fp32 output and beta 1.
 //
 // Method: random e4m3 data and scales; several copies of the inputs ("sets") rotated
 // so that consecutive calls do not find their operands in L2 (at least 256 MB over all
@@ -36,6 +37,7 @@ constexpr int kExitMismatch = 3;
 constexpr size_t kRotationBytes = size_t(256) << 20;
 
 struct Row {
+  std::string kind = "dense";  // or "wgrad"
   int64_t m = 0, n = 0, k = 0;
   std::string kernel;
   double us = 0, tflops = 0, gbs = 0, host_us = 0;
@@ -47,7 +49,7 @@ struct Row {
 
 // One copy of a problem's inputs and outputs.
 struct Set {
-  DeviceBuffer a, sfa, b, sfb, sfb_cublas, d, d_cublas;
+  DeviceBuffer a, sfa, b, sfb, sfa_cublas, sfb_cublas, d, d_cublas;
 };
 
 double median(std::vector<double> v) {
@@ -96,10 +98,15 @@ double time_calls(const std::function<void(int, cudaStream_t)>& call, int sets, 
   return median(per_call);
 }
 
-double relative_difference(const std::vector<uint16_t>& x, const std::vector<uint16_t>& y) {
+double to_double(uint16_t bf16) { return host::bf16_to_float(bf16); }
+double to_double(float v) { return v; }
+
+// Relative Frobenius difference of x from y (bf16 or fp32 elements).
+template <typename T>
+double relative_difference(const std::vector<T>& x, const std::vector<T>& y) {
   double num = 0, den = 0;
   for (size_t i = 0; i < x.size(); ++i) {
-    const double a = host::bf16_to_float(x[i]), b = host::bf16_to_float(y[i]);
+    const double a = to_double(x[i]), b = to_double(y[i]);
     if (!std::isfinite(a) || !std::isfinite(b)) return INFINITY;
     num += (a - b) * (a - b);
     den += b * b;
@@ -177,7 +184,8 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
 
   if (cublas != nullptr) {
     std::string why;
-    if (!cublas->prepare(m_pad, n, k, s[0].sfa.get<float>(), s[0].sfb_cublas.get<float>(), &why)) {
+    if (!cublas->prepare(CublasLtGemm::Form::Forward, m_pad, n, k, s[0].sfa.get<float>(), s[0].sfb_cublas.get<float>(),
+                         &why)) {
       row.cublas_note = why;
     } else {
       double best = 0;
@@ -193,6 +201,132 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
           cuda_check(cudaMemcpy(d1.data(), s[0].d.get(), d1.size() * 2, cudaMemcpyDeviceToHost), "copy");
           cuda_check(cudaMemcpy(d2.data(), s[0].d_cublas.get(), d2.size() * 2, cudaMemcpyDeviceToHost), "copy");
           row.rel_diff = relative_difference(d1, d2);
+        }
+        int calls = 0;
+        const double us = time_calls(theirs, sets, o.replays, stream, &calls);
+        if (best == 0 || us < best) best = us;
+      }
+      row.cublas_us = best;
+      row.cublas_tflops = flops / best * 1e-6;
+    }
+  }
+  return row;
+}
+
+// The weight gradient in the form the reference figures measure: D [M,N] fp32 += A [M,K] x
+// B [N,K]^T in place (C = D), per-token (1x128) scales on both operands. Each set has one D
+// that both libraries accumulate into (its values do not change the time; fp32 does not
+// overflow in the calls a bench makes). D starts as random values of about the product's
+// magnitude, so that the check, one call of each library from that same D, also sees C added.
+Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream) {
+  Row row;
+  row.kind = "wgrad";
+  const int64_t m = shape.m, n = shape.n, k = shape.k;
+  row.m = m;
+  row.n = n;
+  row.k = k;
+  row.kernel = kernel_name(shape);
+  // cuBLASLt needs M % 4 == 0: A and D are padded to 4 rows as in the dense bench (ours
+  // reads and writes the first M).
+  const int64_t m_pad = (m + 3) / 4 * 4, kb = (k + 127) / 128;
+  const host::Fp8Operand a = host::random_operand(m_pad, k, k, true, o.seed + uint64_t(m * 31 + n * 7 + k));
+  const host::Fp8Operand b = host::random_operand(n, k, k, true, o.seed + uint64_t(n * 13 + k));
+  // cuBLASLt's VEC128 scales are our per-token layout without the column padding:
+  // [ceil(K/128)][rows], rows contiguous. With M padded and N % 4 == 0 (gemm_fp8_nt_wgrad's
+  // rule) the column strides already equal the row counts and cuBLASLt reads our buffers;
+  // otherwise it gets a compacted copy (vec128 returns an empty vector when none is needed).
+  auto vec128 = [kb](const host::Fp8Operand& op) {
+    std::vector<float> v;
+    if (op.scale_stride == op.rows) return v;
+    v.resize(size_t(kb * op.rows));
+    for (int64_t j = 0; j < kb; ++j)
+      std::copy_n(op.scales.begin() + j * op.scale_stride, op.rows, v.begin() + j * op.rows);
+    return v;
+  };
+  const std::vector<float> sfa_cublas = vec128(a), sfb_cublas = vec128(b);
+  // The rms of an element of A x B^T is about 190 sqrt(K) for random_operand's values and scales.
+  std::vector<float> d0(size_t(m_pad * n));
+  host::SplitMix64 rng(o.seed + uint64_t(m * 5 + n * 3 + k));
+  const double d_range = 200.0 * std::sqrt(double(k));
+  for (float& v : d0) v = float((rng.uniform() * 2 - 1) * d_range);
+
+  const size_t set_bytes = size_t(m_pad * k + n * k) + (a.scales.size() + b.scales.size() + d0.size()) * 4;
+  const int sets = static_cast<int>(std::clamp<size_t>((kRotationBytes + set_bytes - 1) / set_bytes, 1, 64));
+  row.sets = sets;
+  std::vector<Set> s(static_cast<size_t>(sets));
+  auto upload_vector = [](DeviceBuffer* buffer, const std::vector<float>& v) {
+    if (v.empty()) return;
+    *buffer = DeviceBuffer(v.size() * 4);
+    upload(buffer->get(), v.data(), v.size() * 4);
+  };
+  for (int i = 0; i < sets; ++i) {
+    Set& x = s[size_t(i)];
+    x.a = DeviceBuffer(a.data.size());
+    x.b = DeviceBuffer(b.data.size());
+    upload(x.a.get(), a.data.data(), a.data.size());
+    upload(x.b.get(), b.data.data(), b.data.size());
+    upload_vector(&x.sfa, a.scales);
+    upload_vector(&x.sfb, b.scales);
+    upload_vector(&x.sfa_cublas, sfa_cublas);
+    upload_vector(&x.sfb_cublas, sfb_cublas);
+    upload_vector(&x.d, d0);
+  }
+  // A pageable upload may still be in flight when cudaMemcpy returns; the stream does not
+  // wait for the legacy stream.
+  cuda_check(cudaDeviceSynchronize(), "upload");
+  auto ours = [&](int i, cudaStream_t st) {
+    const Set& x = s[size_t(i)];
+    const Fp32Matrix md{x.d.get<float>(), m, n, n};
+    gemm_fp8_nt_wgrad(Fp8Matrix{x.a.get(), m, k, k}, ScaleMatrix{x.sfa.get<float>(), m, kb, 1, a.scale_stride},
+                      Fp8Matrix{x.b.get(), n, k, k}, ScaleMatrix{x.sfb.get<float>(), n, kb, 1, b.scale_stride}, md,
+                      &md, st);
+  };
+  // The first call, from the initial D, is the one the check compares.
+  ours(0, stream);
+  cuda_check(cudaStreamSynchronize(stream), "first call");
+  std::vector<float> d_ours(size_t(m * n));
+  cuda_check(cudaMemcpy(d_ours.data(), s[0].d.get(), d_ours.size() * 4, cudaMemcpyDeviceToHost), "copy");
+
+  // Host cost of one call (enqueue only; the kernel is loaded).
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr int kHostCalls = 64;
+  for (int i = 0; i < kHostCalls; ++i) ours(i % sets, stream);
+  row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
+  cuda_check(cudaStreamSynchronize(stream), "host timing");
+
+  row.us = time_calls(ours, sets, o.replays, stream, &row.calls_per_graph);
+  const double flops = 2.0 * double(m) * double(n) * double(k);
+  // A, B, both scale tensors once; D read and written in fp32.
+  const double bytes = double(m * k + n * k) + double((m + n) * kb) * 4 + 2.0 * 4 * double(m * n);
+  row.tflops = flops / row.us * 1e-6;
+  row.gbs = bytes / row.us * 1e-3;
+
+  if (cublas != nullptr) {
+    // cuBLASLt's scales: the compacted copy if there is one, else the buffer ours reads.
+    auto scales = [](const DeviceBuffer& compacted, const DeviceBuffer& own) {
+      return compacted.get<float>() != nullptr ? compacted.get<float>() : own.get<float>();
+    };
+    std::string why;
+    if (!cublas->prepare(CublasLtGemm::Form::WeightGradient, m_pad, n, k, scales(s[0].sfa_cublas, s[0].sfa),
+                         scales(s[0].sfb_cublas, s[0].sfb), &why)) {
+      row.cublas_note = why;
+    } else {
+      double best = 0;
+      for (int algo = 0; algo < cublas->algorithms(); ++algo) {
+        auto theirs = [&](int i, cudaStream_t st) {
+          const Set& x = s[size_t(i)];
+          cublas->run(x.a.get(), scales(x.sfa_cublas, x.sfa), x.b.get(), scales(x.sfb_cublas, x.sfb), x.d.get(), algo,
+                      st);
+        };
+        if (algo == 0) {
+          // One call from the same initial D as ours.
+          upload(s[0].d.get(), d0.data(), d0.size() * 4);
+          cuda_check(cudaDeviceSynchronize(), "upload");
+          theirs(0, stream);
+          cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
+          std::vector<float> d_theirs(size_t(m * n));
+          cuda_check(cudaMemcpy(d_theirs.data(), s[0].d.get(), d_theirs.size() * 4, cudaMemcpyDeviceToHost), "copy");
+          row.rel_diff = relative_difference(d_ours, d_theirs);
         }
         int calls = 0;
         const double us = time_calls(theirs, sets, o.replays, stream, &calls);
@@ -330,31 +464,42 @@ int run_bench(const BenchOptions& o) {
     cudaStreamDestroy(stream);
     return 0;
   }
+  const std::vector<GemmShape>& shapes = o.wgrad ? file.wgrad : file.dense;
+  if (o.wgrad && shapes.empty()) {
+    fmt::print(stderr, "bench --wgrad: {} has no \"wgrad\" shapes\n", o.shapes);
+    cudaStreamDestroy(stream);
+    return 1;
+  }
   // Compile everything first so that no compile lands between timings.
   PrewarmOptions prewarm_options;
-  prewarm(file.dense, prewarm_options);
+  prewarm(shapes, prewarm_options);
 
-  fmt::print("fp8gemm {} bench on {} ({} SMs), driver {}, cuBLASLt {}, {}\n", info.library_version, device->name,
+  fmt::print("fp8gemm {} {}bench on {} ({} SMs), driver {}, cuBLASLt {}, {}\n", info.library_version,
+             o.wgrad ? "weight-gradient (D fp32 += A x B^T in place, 1x128 scales on both) " : "", device->name,
              device->sm_count, info.driver, cublas_version, today());
   fmt::print("{:>6} {:>6} {:>6} | {:>9} {:>8} {:>7} {:>6} | {:>9} {:>8} | {:>7} {:>9} | {}\n", "M", "N", "K",
              "us", "TFLOPS", "GB/s", "host", "cuBLASLt", "TFLOPS", "speedup", "rel.diff", "kernel");
   std::vector<Row> rows;
   bool mismatch = false;
+  // bf16 output rounds each element at 2^-9; fp32 output differs only in how each library
+  // accumulates (cuBLASLt's weight gradient is about 1.7e-4 from fp64 on an H200).
+  const double tolerance = o.wgrad ? 1e-3 : 1e-2;
   std::vector<const KernelConfig*> choices;
   for (const KernelConfig& c : o.configs) choices.push_back(&c);
   if (choices.empty()) choices.push_back(nullptr);  // the library's own choice
-  for (const GemmShape& shape : file.dense) {
+  for (const GemmShape& shape : shapes) {
     if (shape.m == 0 || shape.n == 0) continue;
     for (const KernelConfig* config : choices) {
       Row r;
       try {
-        r = bench_shape(shape, o, config == choices.front() ? cublas.get() : nullptr, stream, config);
+        CublasLtGemm* baseline = config == choices.front() ? cublas.get() : nullptr;
+        r = o.wgrad ? bench_wgrad_shape(shape, o, baseline, stream) : bench_shape(shape, o, baseline, stream, config);
       } catch (const Error& e) {
         if (config == nullptr || e.code() != ErrorCode::InvalidArgument) throw;
         fmt::print("{:>6} {:>6} {:>6} | {} skipped: {}\n", shape.m, shape.n, shape.k, config_name(*config), e.what());
         continue;
       }
-      const bool bad = r.rel_diff > 1e-2;
+      const bool bad = r.rel_diff > tolerance;
       mismatch = mismatch || bad;
       fmt::print("{:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} | {:>9} {:>8} | {:>7} {:>9} | {}{}\n", r.m, r.n,
                  r.k, r.us, r.tflops, r.gbs, r.host_us, r.cublas_us > 0 ? fmt::format("{:.1f}", r.cublas_us) : "-",
@@ -394,20 +539,21 @@ int run_bench(const BenchOptions& o) {
   j["cublaslt_version"] = cublas_version;
   j["date"] = today();
   j["shapes_file"] = o.shapes;
-  j["method"] = "median per-call time of CUDA-graph replays, rotating input copies (>= 256 MB), random data";
+  j["method"] = std::string("median per-call time of CUDA-graph replays, rotating input copies (>= 256 MB), random data") +
+                (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "");
   for (const Row& r : rows)
-    j["rows"].push_back({{"m", r.m}, {"n", r.n}, {"k", r.k}, {"kernel", r.kernel}, {"us", r.us},
+    j["rows"].push_back({{"kind", r.kind}, {"m", r.m}, {"n", r.n}, {"k", r.k}, {"kernel", r.kernel}, {"us", r.us},
                          {"tflops", r.tflops}, {"gbs", r.gbs}, {"host_enqueue_us", r.host_us},
                          {"cublaslt_us", r.cublas_us}, {"cublaslt_tflops", r.cublas_tflops},
                          {"rel_diff_vs_cublaslt", r.rel_diff}, {"sets", r.sets}, {"calls_per_graph", r.calls_per_graph}});
   if (!o.json.empty()) std::ofstream(o.json) << j.dump(2) << "\n";
   if (!o.csv.empty()) {
     std::ofstream csv(o.csv);
-    csv << "m,n,k,kernel,us,tflops,gbs,host_enqueue_us,cublaslt_us,cublaslt_tflops,speedup,rel_diff\n";
+    csv << "m,n,k,kernel,us,tflops,gbs,host_enqueue_us,cublaslt_us,cublaslt_tflops,speedup,rel_diff,kind\n";
     for (const Row& r : rows)
-      csv << fmt::format("{},{},{},{},{:.2f},{:.1f},{:.0f},{:.2f},{:.2f},{:.1f},{:.3f},{:.2e}\n", r.m, r.n, r.k, r.kernel,
-                         r.us, r.tflops, r.gbs, r.host_us, r.cublas_us, r.cublas_tflops,
-                         r.cublas_us > 0 ? r.cublas_us / r.us : 0.0, r.rel_diff);
+      csv << fmt::format("{},{},{},{},{:.2f},{:.1f},{:.0f},{:.2f},{:.2f},{:.1f},{:.3f},{:.2e},{}\n", r.m, r.n, r.k,
+                         r.kernel, r.us, r.tflops, r.gbs, r.host_us, r.cublas_us, r.cublas_tflops,
+                         r.cublas_us > 0 ? r.cublas_us / r.us : 0.0, r.rel_diff, r.kind);
   }
   cudaStreamDestroy(stream);
   return mismatch ? kExitMismatch : 0;

@@ -20,12 +20,16 @@ struct BenchOptions {
   // Time the quantization kernels instead of the GEMMs: on [M, K] of every shape with
   // M >= 4096 (activations) and on 4096x7168 / 16384x7168, as bandwidth.
   bool quantize = false;
+  // Time gemm_fp8_nt_wgrad on the shape file's "wgrad" shapes instead, in place
+  // (D fp32 += A x B^T, C = D), against cuBLASLt's VEC128 x VEC128 FP8 GEMM with beta 1.
+  bool wgrad = false;
 };
 
 // "bm,bn,stages[,group_n[,multicast[,tma_store[,split_k]]]]" -> config; false if malformed.
 bool parse_kernel_config(const std::string& text, KernelConfig* config);
 
-// Times gemm_fp8_nt (and cuBLASLt) on every shape of the set; returns the exit code.
+// Times gemm_fp8_nt (or gemm_fp8_nt_wgrad) and cuBLASLt on every shape of the set;
+// returns the exit code.
 int run_bench(const BenchOptions& options);
 
 }  // namespace fp8gemm::cli

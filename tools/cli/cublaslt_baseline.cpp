@@ -30,6 +30,7 @@ struct CublasLtGemm::Impl {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> algos;
+  Form form = Form::Forward;
   void* workspace = nullptr;
   size_t workspace_bytes = size_t(64) << 20;
 
@@ -101,12 +102,16 @@ std::string CublasLtGemm::version() const { return std::to_string(impl_->get_ver
 
 int CublasLtGemm::algorithms() const { return static_cast<int>(impl_->algos.size()); }
 
-bool CublasLtGemm::prepare(int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb, std::string* why) {
+bool CublasLtGemm::prepare(Form form, int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb,
+                           std::string* why) {
   Impl& s = *impl_;
   s.release_problem();
+  s.form = form;
+  const bool wgrad = form == Form::WeightGradient;
   // Row-major D [M,N] is column-major D^T [N,M] = B [N,K] x A^T: cuBLAS-A is our B
-  // (transposed, BLK128x128 scales), cuBLAS-B is our A (VEC128 scales): the "TN" form
-  // FP8 requires.
+  // (transposed; BLK128x128 scales, or VEC128 for the weight gradient), cuBLAS-B is our A
+  // (VEC128 scales): the "TN" form FP8 requires. VEC128 scales are one float per row and
+  // 128 K, outer-dimension-major ([ceil(K/128)][rows]): our per-token layout, unpadded.
   if (s.desc_create(&s.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) {
     *why = "cublasLtMatmulDescCreate failed";
     return false;
@@ -116,13 +121,14 @@ bool CublasLtGemm::prepare(int64_t m, int64_t n, int64_t k, const float* sfa, co
   const cublasLtMatmulMatrixScale_t vec = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
   s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
   s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &nop, sizeof(nop));
-  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &blk, sizeof(blk));
+  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, wgrad ? &vec : &blk, sizeof(blk));
   s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof(vec));
   s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sfb, sizeof(sfb));
   s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sfa, sizeof(sfa));
   s.layout_create(&s.la, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k);
   s.layout_create(&s.lb, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k);
-  s.layout_create(&s.ld, CUDA_R_16BF, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n);
+  // D (and C, the same layout: in place for the weight gradient) is bf16 or fp32.
+  s.layout_create(&s.ld, wgrad ? CUDA_R_32F : CUDA_R_16BF, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n);
   cublasLtMatmulPreference_t pref = nullptr;
   s.pref_create(&pref);
   s.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &s.workspace_bytes, sizeof(s.workspace_bytes));
@@ -132,8 +138,8 @@ bool CublasLtGemm::prepare(int64_t m, int64_t n, int64_t k, const float* sfa, co
   s.pref_destroy(pref);
   s.algos.resize(st == CUBLAS_STATUS_SUCCESS ? static_cast<size_t>(found) : 0);
   if (s.algos.empty()) {
-    *why = fmt::format("cuBLASLt has no block-scaled FP8 algorithm for M={} N={} K={} (status {})", m, n, k,
-                       static_cast<int>(st));
+    *why = fmt::format("cuBLASLt has no block-scaled FP8 {}algorithm for M={} N={} K={} (status {})",
+                       wgrad ? "fp32-accumulate (VEC128 x VEC128) " : "", m, n, k, static_cast<int>(st));
     return false;
   }
   return true;
@@ -144,7 +150,8 @@ void CublasLtGemm::run(const void* a, const float* sfa, const void* b, const flo
   Impl& s = *impl_;
   s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sfb, sizeof(sfb));
   s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sfa, sizeof(sfa));
-  const float alpha = 1.0f, beta = 0.0f;
+  // beta 1 with C = D: the weight gradient accumulates into D in place.
+  const float alpha = 1.0f, beta = s.form == Form::WeightGradient ? 1.0f : 0.0f;
   const cublasStatus_t st = s.matmul(s.lt, s.desc, &alpha, b, s.la, a, s.lb, &beta, d, s.ld, d, s.ld,
                                      &s.algos[static_cast<size_t>(algo)].algo, s.workspace, s.workspace_bytes, stream);
   if (st != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(fmt::format("cublasLtMatmul failed (status {})", int(st)));

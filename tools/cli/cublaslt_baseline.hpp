@@ -8,22 +8,33 @@
 
 namespace fp8gemm::cli {
 
-// cuBLASLt's block-scaled FP8 GEMM (Hopper, cuBLAS >= 12.9) as the benchmark's baseline:
-// D [M,N] bf16 = A [M,K] x B [N,K]^T with VEC128 scales on the activations and
-// BLK128x128 scales on the weights. libcublasLt.so is opened at run time; the
-// library never uses it.
+// cuBLASLt's block-scaled FP8 GEMM (Hopper, cuBLAS >= 12.9) as the benchmark's baseline, in
+// the two forms fp8gemm has (see Form). A [M,K] and B [N,K] are e4m3, K-major.
+// libcublasLt.so is opened at run time; the library never uses it.
 class CublasLtGemm {
  public:
+  enum class Form {
+    // gemm_fp8_nt: D [M,N] bf16 = A x B^T, VEC128 scales on the activations (A) and
+    // BLK128x128 scales on the weights (B); beta 0.
+    Forward,
+    // gemm_fp8_nt_wgrad with C = D: D [M,N] fp32 += A x B^T, VEC128 scales on both operands;
+    // C and D are the same fp32 buffer, beta 1 (accumulates in place).
+    WeightGradient,
+  };
+
   // nullptr and the reason if libcublasLt cannot be loaded.
   static std::unique_ptr<CublasLtGemm> open(std::string* why);
   ~CublasLtGemm();
 
   // Configures the problem. M must be a multiple of 4 (cuBLASLt's rule). Scales:
-  // sfa M-major [ceil(K/128)][M]; sfb [ceil(N/128)][round_up(ceil(K/128), 4)].
+  //   Forward:        sfa M-major [ceil(K/128)][M]; sfb [ceil(N/128)][round_up(ceil(K/128), 4)].
+  //   WeightGradient: sfa M-major [ceil(K/128)][M]; sfb N-major [ceil(K/128)][N] (VEC128 is
+  //                   outer-dimension-major with no padding: the column stride is the row count).
   // Returns false and why if cuBLASLt offers no algorithm.
   // The scale pointers of one set of inputs must be known before cuBLASLt picks an algorithm.
-  bool prepare(int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb, std::string* why);
-  // Runs on `stream`; the heuristic's algorithm `algo` (0 .. algorithms() - 1).
+  bool prepare(Form form, int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb, std::string* why);
+  // Runs on `stream`; the heuristic's algorithm `algo` (0 .. algorithms() - 1). d is bf16
+  // (Forward) or fp32, read and written (WeightGradient).
   void run(const void* a, const float* sfa, const void* b, const float* sfb, void* d, int algo,
            cudaStream_t stream);
   int algorithms() const;

@@ -230,7 +230,8 @@ int main(int argc, char** argv) {
                   "Exit 0 with a note when there is no sm_90 GPU (for scripts that also run on build machines)");
 
   CLI::App* bench = app.add_subcommand(
-      "bench", "Time gemm_fp8_nt and cuBLASLt's block-scaled FP8 GEMM on a shape set (needs an sm_90 GPU)");
+      "bench", "Time gemm_fp8_nt (or gemm_fp8_nt_wgrad with --wgrad) and cuBLASLt's block-scaled FP8 GEMM on a shape "
+               "set (needs an sm_90 GPU)");
   fp8gemm::cli::BenchOptions bench_options;
   bench->add_option("--shapes", bench_options.shapes, "Shape set (JSON)")->required()->check(CLI::ExistingFile);
   bench->add_option("--replays", bench_options.replays, "Timed graph replays per shape (median reported)")
@@ -242,6 +243,10 @@ int main(int argc, char** argv) {
   bench->add_flag("--quantize", bench_options.quantize,
                   "Time the quantization kernels (bandwidth) instead of the GEMMs, on [M, K] of the shapes "
                   "with M >= 4096 and on 4096x7168 and 16384x7168");
+  bench->add_flag("--wgrad", bench_options.wgrad,
+                  "Time gemm_fp8_nt_wgrad on the shape set's \"wgrad\" shapes instead: D fp32 += A x B^T in place "
+                  "(C = D), 1x128 scales on both operands, against cuBLASLt with VEC128 scales on both, fp32 D and "
+                  "beta 1 (results must agree to 1e-3)");
   std::vector<std::string> bench_configs;
   bench->add_option("--config", bench_configs,
                     "Time this kernel config instead of the library's choice: "
@@ -271,6 +276,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     bench_options.configs.push_back(config);
+  }
+  if (bench_options.wgrad && !bench_options.configs.empty()) {
+    fmt::print(stderr, "bench: --config does not apply to --wgrad (gemm_fp8_nt_wgrad has no KernelConfig overload; "
+                       "it runs the library's choice)\n");
+    return 2;
+  }
+  if (bench_options.wgrad && bench_options.quantize) {
+    fmt::print(stderr, "bench: --wgrad and --quantize exclude each other\n");
+    return 2;
   }
   if (!cache_dir.empty()) ::setenv("FP8GEMM_CACHE_DIR", cache_dir.c_str(), 1);
   if (verbose) ::setenv("FP8GEMM_LOG_LEVEL", "info", 1);

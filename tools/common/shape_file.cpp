@@ -48,8 +48,10 @@ ShapeFile read_shape_file(const std::string& path) {
   } catch (const std::runtime_error& e) {
     throw std::runtime_error("shape file '" + path + "': " + e.what());
   }
-  if (out.dense.empty())
-    throw std::runtime_error("shape file '" + path + "' has no dense shapes (expected \"dense\": {\"m\": [...], \"nk\": [[n, k], ...]})");
+  if (out.dense.empty() && out.wgrad.empty())
+    throw std::runtime_error("shape file '" + path +
+                             "' has no shapes (expected \"dense\": {\"m\": [...], \"nk\": [[n, k], ...]} and/or "
+                             "\"wgrad\": {\"mnk\": [[m, n, k], ...]})");
   return out;
 }
 
