@@ -11,11 +11,11 @@
 // the other issued, measured 15-20 % slower: docs/PERFORMANCE.md.)
 //
 // Epilogue: each math warpgroup writes its 64 x block_n fp32 result into swizzled
-// 64-row x 16-column slabs in shared memory and one thread hands each slab to a TMA
-// store. With C, the same slabs first receive C's tile by TMA load, issued when the
-// tile starts so that it arrives during the K loop; the epilogue adds the result to it
-// in place. The stores run while the warpgroup computes its next tile; it waits for
-// them to have read the slabs only before the slabs are refilled.
+// 64-row x 16-column slabs in shared memory. A storer thread per math warpgroup (in the
+// producer's warpgroup) hands them to TMA stores and, once those have read the slabs,
+// refills them with the next tile's C by TMA load, which arrives during that tile's K
+// loop; the epilogue adds the result to it in place. The math threads never wait for
+// the stores: they only wait for the slabs to be ready (holding C, or free without C).
 
 #include "fp8gemm/gemm_1d2d.cuh"
 
@@ -53,8 +53,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   static_assert(kBlockN % 16 == 0 && kBlockN <= 128, "wgmma N");
 
   // Shared memory: [D slabs per warpgroup][A stages][B stages][A-scale stages]
-  // [B-scale stages][full][empty][C loaded per warpgroup], based at a 1024-byte
-  // boundary as the swizzles need.
+  // [B-scale stages][full][empty][slabs ready, result written: per warpgroup], based at
+  // a 1024-byte boundary as the swizzles need.
   extern __shared__ unsigned char smem_raw[];
   const u32 smem_d = (smem_addr(smem_raw) + 1023u) & ~1023u;
   const u32 smem_a = smem_d + kMathWarpgroups * kSlabs * kSlabBytes;
@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   const u32 smem_sfb = smem_sfa + kStages * kSfaBytes;
   const u32 full_bars = (smem_sfb + kStages * kSfbBytes + 7u) & ~7u;
   const u32 empty_bars = full_bars + kStages * 8;
-  const u32 c_bars = empty_bars + kStages * 8;
+  const u32 slab_bars = empty_bars + kStages * 8;  // + 16 w: ready; + 16 w + 8: written
 
   const int lane = threadIdx.x % 32;
   if (threadIdx.x == kMathThreads) {
@@ -77,7 +77,10 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       mbar_init(full_bars + 8 * s, 1);
       mbar_init(empty_bars + 8 * s, kMathWarpgroups * 4);  // one arrival per math warp
     }
-    for (int w = 0; w < kMathWarpgroups; ++w) mbar_init(c_bars + 8 * w, 1);
+    for (int w = 0; w < kMathWarpgroups; ++w) {
+      mbar_init(slab_bars + 16 * w, 1);        // the storer (with C: plus the load's bytes)
+      mbar_init(slab_bars + 16 * w + 8, 128);  // every thread of the math warpgroup
+    }
     fence_barrier_init();
   }
   __syncthreads();
@@ -106,6 +109,34 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
           cursor.advance();
         }
       }
+    } else if (const int w = static_cast<int>(threadIdx.x) / 32 - kMathThreads / 32 - 1;
+               lane == 0 && w >= 0 && w < kMathWarpgroups) {
+      // The storer of math warpgroup w: lane 0 of the (w + 1)-th warp after the producer's.
+      const u32 slabs = smem_d + static_cast<u32>(w) * (kSlabs * kSlabBytes);
+      const u32 ready = slab_bars + 16 * w, written = ready + 8;
+      int local = 0;
+      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++local) {
+        int m_block, n_block;
+        tile_coords(tile, m_block, n_block);
+        const int n0 = n_block * kBlockN, row0 = m_block * kBlockM + w * 64;
+        // Slabs inside D: those starting left of N, none if the rows start below M. (Plain
+        // loops: this thread has the producer's small register budget.)
+        const int inside = row0 < m ? imin(kSlabs, (kN - n0 + 15) / 16) : 0;
+        bulk_wait_group_read0();  // the previous tile's stores have read the slabs
+        if (with_c) {
+          mbar_arrive_expect_tx(ready, static_cast<u32>(inside) * kSlabBytes);
+#pragma unroll 1
+          for (int j = 0; j < inside; ++j)
+            tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + 16 * j, row0);
+        } else {
+          mbar_arrive(ready);
+        }
+        mbar_wait(written, static_cast<u32>(local) & 1u);
+#pragma unroll 1
+        for (int j = 0; j < inside; ++j) tma_store_2d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + 16 * j, row0);
+        bulk_commit_group();
+      }
+      bulk_wait_group0();  // the last stores are complete before the kernel ends
     }
   } else {
     claim_registers<kMathRegs>();
@@ -161,35 +192,28 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       if (lane == 0) mbar_arrive_after(empty_bars + 8 * stage, last0, last1);
     };
 
-    const bool leader = threadIdx.x % 128 == 0;
     const u32 slabs = smem_d + static_cast<u32>(warpgroup) * (kSlabs * kSlabBytes);
-    const u32 c_bar = c_bars + 8 * static_cast<u32>(warpgroup);
-    // This warpgroup's slabs that lie inside D (wholly outside: nothing loaded or stored).
-    auto slab_inside = [&](int j, int n0, int row0) { return n0 + 16 * j < kN && row0 < m; };
+    const u32 ready = slab_bars + 16 * static_cast<u32>(warpgroup), written = ready + 8;
 
     StageCursor<kStages> cursor;
-    int local = 0;  // tiles done by this CTA (the C barrier's phase)
+    int local = 0;  // tiles done by this CTA (the slab barriers' phase)
     for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++local) {
-      int m_block, n_block;
-      if (with_c && leader) {
-        // C's tile into the slabs, once the previous tile's stores have read them.
-        tile_coords(tile, m_block, n_block);
-        const int n0 = n_block * kBlockN, row0 = m_block * kBlockM + warpgroup * 64;
-        bulk_wait_group_read0();
-        u32 bytes = 0;
-#pragma unroll
-        for (int j = 0; j < kSlabs; ++j) bytes += slab_inside(j, n0, row0) ? kSlabBytes : 0u;
-        mbar_arrive_expect_tx(c_bar, bytes);
-#pragma unroll
-        for (int j = 0; j < kSlabs; ++j)
-          if (slab_inside(j, n0, row0))
-            tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, c_bar, n0 + 16 * j, row0);
-      }
 #pragma unroll
       for (int i = 0; i < kAccum; ++i) acc[i] = 0.0f;
       // Nothing is in flight across a loop's back edge: ptxas cannot follow a wgmma
-      // group there and would serialize every wgmma.
+      // group there and would serialize every wgmma. Warpgroup 1 takes its first K block
+      // alone and pairs from the second on, so that the two warpgroups' ends of pairs
+      // (when a warpgroup has no wgmma in flight while it promotes) do not coincide.
       int kb = 0;
+      if (kMathWarpgroups == 2 && warpgroup == 1) {
+        mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+        const int stage = cursor.stage;
+        issue(part[0], stage);
+        cursor.advance();
+        wgmma_wait<0>();
+        retire(part[0], stage);
+        kb = 1;
+      }
 #pragma unroll 1
       for (; kb + 1 < kKBlocks; kb += 2) {
         mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
@@ -223,17 +247,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       // With the 64-byte swizzle the 16-byte chunk c of row r sits at chunk
       // c ^ ((r / 2) % 4): the eight rows of one access spread over all 32 banks twice,
       // the minimum for 256 bytes.
-      tile_coords(tile, m_block, n_block);
-      const int n0 = n_block * kBlockN, row0 = m_block * kBlockM + warpgroup * 64;
       const int row = tile_row - warpgroup * 64;  // within the warpgroup's 64 rows
       const u32 swizzle = static_cast<u32>(row / 2) % 4u;  // the same for row + 8
-      if (with_c) {
-        mbar_wait(c_bar, static_cast<u32>(local) & 1u);  // C's tile is in the slabs
-      } else {
-        // The previous tile's stores must have read the slabs before they are rewritten.
-        if (leader) bulk_wait_group_read0();
-        named_barrier_sync(1 + warpgroup, 128);
-      }
+      mbar_wait(ready, static_cast<u32>(local) & 1u);  // C's tile is in the slabs, or they are free
 #pragma unroll
       for (int i = 0; i < kChunks; ++i) {
         const u32 slab = slabs + static_cast<u32>(i / 2) * kSlabBytes;
@@ -251,17 +267,10 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
         st_shared_v2_f32(slab + row * 64 + chunk, v[0], v[1]);
         st_shared_v2_f32(slab + (row + 8) * 64 + chunk, v[2], v[3]);
       }
+      // This thread's slab writes become visible to the storer's TMA stores.
       fence_proxy_async_shared();
-      named_barrier_sync(1 + warpgroup, 128);
-      if (leader) {
-#pragma unroll
-        for (int j = 0; j < kSlabs; ++j)
-          if (slab_inside(j, n0, row0)) tma_store_2d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + 16 * j, row0);
-        bulk_commit_group();
-      }
+      mbar_arrive(written);
     }
-    // The last tile's stores must be complete before the kernel ends.
-    if (leader) bulk_wait_group0();
   }
 }
 

@@ -58,8 +58,11 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   // With two math warpgroups: 128 x 40 + 256 x 232 = 64512 = 384 x 168. With one there
   // is room to spare, and the producer's loops get more than the bare minimum.
   // With three: 128 x 32 + 384 x 160 = 65536 = 512 x 128.
-  l.producer_registers = l.math_warpgroups == 1 ? 56 : l.math_warpgroups == 3 ? 32 : 40;
-  l.math_registers = l.math_warpgroups == 1 ? 248 : l.math_warpgroups == 3 ? 160 : 232;
+  // 1D1D with two: 128 x 56 + 256 x 224 = 64512 (its producer warpgroup also holds the
+  // epilogue's storer threads, which need more than 40).
+  const bool wgrad_kind = spec.kind == KernelKind::Gemm1D1D;
+  l.producer_registers = l.math_warpgroups == 1 ? 56 : l.math_warpgroups == 3 ? 32 : wgrad_kind ? 56 : 40;
+  l.math_registers = l.math_warpgroups == 1 ? 248 : l.math_warpgroups == 3 ? 160 : wgrad_kind ? 224 : 232;
   l.a_stage_bytes = c.block_m * 128;
   l.b_stage_bytes = c.block_n * 128;
   l.sfa_stage_bytes = c.block_m * 4;
@@ -83,7 +86,7 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   const int sfb_bytes = wgrad ? c.stages * ((c.block_n * 4 + 127) / 128 * 128) : 2 * (2 * l.k_blocks * 4);
   const int waves_per_warpgroup = c.block_m / 64 / l.math_warpgroups;
   l.split_exchange_bytes = c.split_k == 2 ? waves_per_warpgroup * (c.block_n / 4) * l.math_warpgroups * 128 * 4 : 0;
-  const int barrier_bytes = wgrad ? 8 * (2 * c.stages + 2) : 8 * (2 * c.stages + 4 + (c.split_k == 2 ? 2 : 0));
+  const int barrier_bytes = wgrad ? 8 * (2 * c.stages + 4) : 8 * (2 * c.stages + 4 + (c.split_k == 2 ? 2 : 0));
   l.smem_bytes = kSmemAlignSlack + c.stages * (l.a_stage_bytes + l.b_stage_bytes + l.sfa_stage_bytes) +
                  l.d_tile_bytes + (sfb_bytes + l.split_exchange_bytes + 7) / 8 * 8 + barrier_bytes;
   l.n_blocks = static_cast<int>((spec.n + c.block_n - 1) / c.block_n);

@@ -113,7 +113,7 @@ TEST(Codegen, WeightGradientKernel) {
   const GeneratedKernel g = generate_kernel(s);
   EXPECT_EQ(g.slug, "gemm1d1d_n4096_k7168_bm128_bn128_s4_g8");
   EXPECT_NE(g.source.find("fp8gemm/gemm_1d1d.cuh"), std::string::npos);
-  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d1d_kernel<4096, 7168, 128, 128, 4, 8, 40, 232>");
+  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d1d_kernel<4096, 7168, 128, 128, 4, 8, 56, 224>");
   EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
   const CompiledKernel k = compile_kernel(g);
   EXPECT_FALSE(k.resources.slow_path()) << k.log;
