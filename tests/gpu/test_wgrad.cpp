@@ -73,7 +73,7 @@ void run_case(int64_t m, int64_t n, int64_t k, CMode mode) {
               int(mode), rel);
   EXPECT_EQ(bad, 0) << "unwritten or non-finite outputs";
   EXPECT_EQ(padding_touched, 0) << "wrote outside D";
-  EXPECT_LT(rel, 1e-3);
+  EXPECT_LT(rel, 5e-4);  // measured ~2e-4: the tensor cores' accumulation within a 128-deep K block
 }
 
 }  // namespace
@@ -128,6 +128,6 @@ TEST_F(GpuWgrad, DeepSeekShapesSampled) {
     std::printf("  wgrad M=%-5lld N=%-5lld K=%-6lld C=D  sampled rel_error=%.3e worst=%.3e\n", (long long)m,
                 (long long)n, (long long)k, rel, worst);
     EXPECT_EQ(bad, 0);
-    EXPECT_LT(rel, 1e-3);
+    EXPECT_LT(rel, 5e-4);  // measured ~2e-4: the tensor cores' accumulation within a 128-deep K block
   }
 }
