@@ -148,6 +148,43 @@ FP8GEMM_API void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scal
                                    const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c = nullptr,
                                    Stream stream = nullptr);
 
+// ---------------------------------------------------------------------------
+// Grouped GEMMs (mixture of experts): G experts in one launch
+// ---------------------------------------------------------------------------
+
+// Rows of an expert's segment in gemm_fp8_nt_grouped_contiguous start at multiples of this.
+constexpr int64_t kGroupedSegmentRows = 128;
+
+// m-grouped contiguous (prefill, training forward/dgrad). A [M, K]: the rows of all experts
+// stacked, each expert's segment starting at a multiple of kGroupedSegmentRows (pad each
+// segment up to it); a_scales per token over all M rows, as for gemm_fp8_nt.
+// group_of_row [M] int32 on the device: the expert of each row, -1 for padding rows.
+// B [G * N, K]: the G experts' weights stacked (expert g in rows g*N .. g*N + N-1);
+// b_scales [G * ceil(N/128), ceil(K/128)]: each expert's 128x128 block scales, stacked the same
+// way, any positive strides. D [M, N] bf16: row r = A row r x B_g^T with g = group_of_row[r];
+// padding rows are written as zeros.
+// Rules as for gemm_fp8_nt, plus: groups >= 1; b.rows == groups * N; M % kGroupedSegmentRows
+// == 0. The host never reads group_of_row (it may change between calls, e.g. in a replayed
+// CUDA graph). Device-side bad data writes nothing outside D: an index outside [-1, groups)
+// makes its row a padding row (zeros); a 128-row block whose rows belong to different experts
+// (a misaligned segment) is computed with the expert of its first row.
+FP8GEMM_API void gemm_fp8_nt_grouped_contiguous(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                                                const ScaleMatrix& b_scales, const Bf16Matrix& d,
+                                                const int32_t* group_of_row, int64_t groups,
+                                                Stream stream = nullptr);
+
+// m-grouped masked (decode, CUDA graphs). A [G * max_m, K]: expert g's rows at g*max_m ..;
+// a_scales per token over all G * max_m rows. masked_m [G] int32 on the device: expert g uses
+// its first masked_m[g] rows (clamped to [0, max_m]). B, b_scales as for the contiguous form.
+// D [G * max_m, N] bf16: rows g*max_m + r for r < masked_m[g]; the other rows are not written.
+// expected_m: the typical masked_m, used only to choose the kernel (the host never reads
+// masked_m, so the call can be captured in a CUDA graph and replayed with new values).
+// Rules as for gemm_fp8_nt, plus: groups >= 1; a.rows % groups == 0 (max_m = a.rows / groups);
+// b.rows == groups * N; expected_m in [1, max_m].
+FP8GEMM_API void gemm_fp8_nt_grouped_masked(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                                            const ScaleMatrix& b_scales, const Bf16Matrix& d, const int32_t* masked_m,
+                                            int64_t groups, int64_t expected_m, Stream stream = nullptr);
+
 // The tile configuration of a GEMM kernel. gemm_fp8_nt chooses one itself; the
 // overload below runs a given one (for tuners, tests and experiments).
 struct KernelConfig {
@@ -255,8 +292,9 @@ FP8GEMM_API void convert_scales(const ScaleMatrix& in, const ScaleOutput& out, S
 // Kernel cache
 // ---------------------------------------------------------------------------
 
-// Which GEMM a shape is for: gemm_fp8_nt (forward, dgrad) or gemm_fp8_nt_wgrad.
-enum class GemmKind { Forward = 0, WeightGradient = 1 };
+// Which GEMM a shape is for. Forward: gemm_fp8_nt. WeightGradient: gemm_fp8_nt_wgrad. GroupedContiguous: m is the total
+// (padded) number of rows. GroupedMasked: m is groups x expected_m (what the kernel choice uses).
+enum class GemmKind { Forward = 0, WeightGradient = 1, GroupedContiguous = 2, GroupedMasked = 3 };
 
 struct GemmShape {
   int64_t m = 0;

@@ -81,6 +81,42 @@ struct StageCursor {
   }
 };
 
+// Where an M block of a (grouped) problem lies. kGrouping 0: dense, rows m_block * kBlockM
+// onwards. 1 (contiguous): the same rows; the expert is the group index of the block's first
+// row (segments start at multiples of 128 rows and kBlockM <= 128, so a block never mixes
+// experts when the layout is valid); an index outside [0, groups) (a padding block) computes
+// with expert 0, and its rows are zeroed in the epilogue. 2 (masked): expert g =
+// m_block / blocks_per_group owns rows g * group_rows ..; its blocks past masked_m[g] are
+// inactive (skipped by every role alike: the same global values decide).
+struct TileRows {
+  int row0;     // first row of the block in A and D
+  int limit;    // rows at or past this are not stored
+  int group;    // expert whose B and B scales are used (0 when dense)
+  bool active;  // false: nothing to load, compute or store
+};
+
+template <int kGrouping, int kBlockM>
+__device__ __forceinline__ int grouped_m_blocks(int m, int groups, int group_rows) {
+  return kGrouping == 2 ? groups * ((group_rows + kBlockM - 1) / kBlockM) : (m + kBlockM - 1) / kBlockM;
+}
+
+template <int kGrouping, int kBlockM>
+__device__ __forceinline__ TileRows tile_rows(int m_block, int m, const int* group_info, int groups, int group_rows) {
+  if constexpr (kGrouping == 0) {
+    return {m_block * kBlockM, m, 0, true};
+  } else if constexpr (kGrouping == 1) {
+    const int row0 = m_block * kBlockM;
+    int g = ldg_s32(group_info + row0);
+    if (g < 0 || g >= groups) g = 0;
+    return {row0, m, g, true};
+  } else {
+    const int per_group = (group_rows + kBlockM - 1) / kBlockM;
+    const int g = m_block / per_group, local = m_block - g * per_group;
+    const int valid = imin(imax(ldg_s32(group_info + g), 0), group_rows);
+    return {g * group_rows + local * kBlockM, g * group_rows + valid, g, local * kBlockM < valid};
+  }
+}
+
 // kMulticast: 0 = every CTA loads its own tiles; 1 = clusters of two CTAs on
 // neighbouring N blocks, each loading half of the shared A tile into both; 2 = two
 // CTAs on neighbouring M blocks sharing B the same way.
@@ -89,14 +125,17 @@ struct StageCursor {
 // distributed shared memory, adds what it received, and stores its half (for small-M
 // problems whose tiles are too few to fill the GPU). The sum of two partials does not
 // depend on their order: results are deterministic.
+// kGrouping: see TileRows (0 dense, 1 m-grouped contiguous, 2 m-grouped masked); B is then
+// the experts' matrices stacked [groups * kN, kK] and sfb their block scales stacked by rows.
 template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kMulticast, int kSplitK,
-          int kTmaStore, int kProducerRegs, int kMathRegs>
+          int kTmaStore, int kGrouping, int kProducerRegs, int kMathRegs>
 __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) + 1) * 128, 1)
     gemm_1d2d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
                      const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_d,
                      const float* __restrict__ sfb,
                      long long sfb_stride_n, long long sfb_stride_k, u16* __restrict__ d,
-                     long long ldd, int m, u32 stage_tx_bytes) {
+                     long long ldd, int m, u32 stage_tx_bytes, const int* __restrict__ group_info, int groups,
+                     int group_rows) {
   // Math warpgroups: one for 64-row tiles, three of 64 rows each for 192-row tiles (two
   // others' wgmma cover each one's promotion), else two; each owns kBlockM /
   // kMathWarpgroups rows of the tile and walks them in waves of 64 rows (the wgmma M).
@@ -128,6 +167,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 192 || kBlockM == 256, "64, 128, 192 or 256 rows");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "wgmma N");
   static_assert(kMulticast >= 0 && kMulticast <= 2, "multicast mode");
+  static_assert(kGrouping == 0 || (kMulticast == 0 && kSplitK == 1 && kBlockM <= 128), "grouped: plain 64/128-row tiles");
+  static_assert(kGrouping != 2 || kTmaStore == 0, "masked: rows past masked_m stay untouched");
   static_assert(kSplitK == 1 || (kSplitK == 2 && kMulticast == 0 && kKBlocks >= 2), "split-K over a pair");
   static_assert(kSplitK == 1 || kTmaStore == 0 || kBlockN % 128 == 0, "each CTA stores whole 64-column slabs");
   // K blocks of this CTA: all, or one half with split-K.
@@ -185,7 +226,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
   else
     __syncthreads();
 
-  const int m_blocks = (m + kBlockM - 1) / kBlockM;
+  const int m_blocks = grouped_m_blocks<kGrouping, kBlockM>(m, groups, group_rows);
   const int super_m = (m_blocks + kPairM - 1) / kPairM;
   const int num_super = super_m * kSuperN;
   const int first_super = kCluster > 1 ? static_cast<int>(cluster_id()) : static_cast<int>(blockIdx.x);
@@ -197,6 +238,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     m_block = sm * kPairM + (kPairM > 1 ? static_cast<int>(rank) : 0);
     n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
   };
+  auto rows_of = [&](int m_block) { return tile_rows<kGrouping, kBlockM>(m_block, m, group_info, groups, group_rows); };
   const int kb_begin = kSplitK == 2 ? static_cast<int>(rank) * kKPerSplit : 0;
   const int kb_end = kSplitK == 2 ? imin(kKBlocks, kb_begin + kKPerSplit) : kKBlocks;
 
@@ -210,6 +252,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       for (int st = first_super; st < num_super; st += super_step) {
         int m_block, n_block;
         tile_coords(st, m_block, n_block);
+        const TileRows tr = rows_of(m_block);
+        if (!tr.active) continue;
+        const int b_row0 = tr.group * kN + n_block * kBlockN;
         for (int kb = kb_begin; kb < kb_end; ++kb) {
           mbar_wait(empty_bars + 8 * cursor.stage, cursor.phase ^ 1);
           const u32 full = full_bars + 8 * cursor.stage;
@@ -223,30 +268,33 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
             tma_load_2d_multicast(a_dst + rank * (kABytes / 2), &tmap_a, full, kb * 128,
                                   m_block * kBlockM + static_cast<int>(rank) * (kBlockM / 2), 0x3);
           else
-            tma_load_2d(a_dst, &tmap_a, full, kb * 128, m_block * kBlockM);
+            tma_load_2d(a_dst, &tmap_a, full, kb * 128, tr.row0);
           if constexpr (kMulticast == 2)
             tma_load_2d_multicast(b_dst + rank * (kBBytes / 2), &tmap_b, full, kb * 128,
                                   n_block * kBlockN + static_cast<int>(rank) * (kBlockN / 2), 0x3);
           else
-            tma_load_2d(b_dst, &tmap_b, full, kb * 128, n_block * kBlockN);
-          tma_load_2d(smem_sfa + cursor.stage * kSfaBytes, &tmap_sfa, full, m_block * kBlockM, kb);
+            tma_load_2d(b_dst, &tmap_b, full, kb * 128, b_row0);
+          tma_load_2d(smem_sfa + cursor.stage * kSfaBytes, &tmap_sfa, full, tr.row0, kb);
           cursor.advance();
         }
       }
     } else if (producer_warp == 1) {
       // Copies each tile's B scales (all K blocks, both 128-column blocks the tile may
       // touch) into one of two shared buffers, a tile ahead of the math warpgroups.
-      int local = 0;
-      for (int st = first_super; st < num_super; st += super_step, ++local) {
+      int local = 0;  // active tiles so far
+      for (int st = first_super; st < num_super; st += super_step) {
         int m_block, n_block;
         tile_coords(st, m_block, n_block);
+        const TileRows tr = rows_of(m_block);
+        if (!tr.active) continue;
         const int buffer = local & 1;
         mbar_wait(sfb_empty_bars + 8 * buffer, ((local >> 1) & 1) ^ 1);
         // A partner tile past N reads the last scale block (its result is not stored).
         const int first = imin(n_block * kBlockN / 128, kScaleNBlocks - 1);
         const int second = imin(first + 1, kScaleNBlocks - 1);
-        const float* row0 = sfb + static_cast<long long>(first) * sfb_stride_n;
-        const float* row1 = sfb + static_cast<long long>(second) * sfb_stride_n;
+        const long long group_first = static_cast<long long>(tr.group) * kScaleNBlocks;
+        const float* row0 = sfb + (group_first + first) * sfb_stride_n;
+        const float* row1 = sfb + (group_first + second) * sfb_stride_n;
         const u32 dst = smem_sfb + buffer * kSfbBytes;
         // Not unrolled: the producer runs on few registers.
 #pragma unroll 1
@@ -255,6 +303,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
           st_shared_f32(dst + (kKBlocks + kb) * 4, ldg_f32(row1 + kb * sfb_stride_k));
         }
         mbar_arrive(sfb_full_bars + 8 * buffer);
+        ++local;
       }
     }
   } else {
@@ -326,10 +375,11 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     };
 
     StageCursor<kStages> cursor;
-    int local = 0;
-    for (int st = first_super; st < num_super; st += super_step, ++local) {
+    int local = 0;  // active tiles so far
+    for (int st = first_super; st < num_super; st += super_step) {
       int m_block, n_block;
       tile_coords(st, m_block, n_block);
+      if (!rows_of(m_block).active) continue;
 #pragma unroll
       for (int w = 0; w < kWaves; ++w)
 #pragma unroll
@@ -450,6 +500,23 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       // the K loop. A partner tile past M or N stores nothing.
       tile_coords(st, m_block, n_block);
       const int n0 = n_block * kBlockN;
+      const TileRows tr = rows_of(m_block);
+      if constexpr (kGrouping == 1) {
+        // Padding rows (group index outside [0, groups)) are stored as zeros.
+#pragma unroll
+        for (int w = 0; w < kWaves; ++w) {
+          const int r = tr.row0 + wg_row0 + w * 64 + wave_row;
+          const int g0 = ldg_s32(group_info + r), g1 = ldg_s32(group_info + r + 8);
+          const bool keep0 = g0 >= 0 && g0 < groups, keep1 = g1 >= 0 && g1 < groups;
+#pragma unroll
+          for (int i = 0; i < kChunks; ++i) {
+            acc[w][4 * i + 0] = keep0 ? acc[w][4 * i + 0] : 0.0f;
+            acc[w][4 * i + 1] = keep0 ? acc[w][4 * i + 1] : 0.0f;
+            acc[w][4 * i + 2] = keep1 ? acc[w][4 * i + 2] : 0.0f;
+            acc[w][4 * i + 3] = keep1 ? acc[w][4 * i + 3] : 0.0f;
+          }
+        }
+      }
       if constexpr (kTmaStore != 0) {
         // Each warpgroup writes its rows as bf16 into swizzled 64x64 slab buffers
         // (conflict-free: the 8 rows of a store land in 8 different 16-byte chunks) and
@@ -485,7 +552,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
                 named_barrier_sync(1 + warpgroup, 128);
               }
               if (kDBuffers == 1 && leader) {
-                tma_store_2d(&tmap_d, buf, n0 + 64 * j, m_block * kBlockM + wg_row0 + w * 64);
+                tma_store_2d(&tmap_d, buf, n0 + 64 * j, tr.row0 + wg_row0 + w * 64);
                 bulk_commit_group();
               }
             }
@@ -498,7 +565,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
               for (int j = 0; j < kBlockN / 64; ++j) {
                 if (j * 8 < own_lo || j * 8 >= own_hi) continue;
                 tma_store_2d(&tmap_d, wg_buffers + static_cast<u32>(r++) * kSlabBytes, n0 + 64 * j,
-                             m_block * kBlockM + wg_row0 + w * 64);
+                             tr.row0 + wg_row0 + w * 64);
               }
             bulk_commit_group();
           }
@@ -506,10 +573,10 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       } else {
         // bf16 pairs straight to global memory, clipped at M and N (the checks are
         // skipped for tiles that lie wholly inside D).
-        const bool full_tile = (m_block + 1) * kBlockM <= m && n0 + kBlockN <= kN && kSplitK == 1;
+        const bool full_tile = tr.row0 + kBlockM <= tr.limit && n0 + kBlockN <= kN && kSplitK == 1;
 #pragma unroll
         for (int w = 0; w < kWaves; ++w) {
-          const int row0 = m_block * kBlockM + wg_row0 + w * 64 + wave_row;
+          const int row0 = tr.row0 + wg_row0 + w * 64 + wave_row;
           u16* d_row0 = d + static_cast<long long>(row0) * ldd + n0 + col_in_chunk;
           u16* d_row1 = d_row0 + 8 * ldd;
           if (full_tile) {
@@ -519,7 +586,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
               st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
             }
           } else {
-            const bool row0_ok = row0 < m, row1_ok = row0 + 8 < m;
+            const bool row0_ok = row0 < tr.limit, row1_ok = row0 + 8 < tr.limit;
 #pragma unroll
             for (int i = 0; i < kChunks; ++i) {
               const bool col_ok = n0 + 8 * i + col_in_chunk < kN && i >= own_lo && i < own_hi;
@@ -536,6 +603,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         __syncwarp();
         if (lane == 0) mbar_arrive_cluster_release(red_free_bar, peer);
       }
+      ++local;
     }
     // The last tile's stores must be complete before the kernel ends.
     if constexpr (kTmaStore != 0) {

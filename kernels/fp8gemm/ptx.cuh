@@ -17,6 +17,7 @@ struct alignas(64) TensorMap {
 };
 
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
+__device__ __forceinline__ int imax(int a, int b) { return a > b ? a : b; }
 
 // Shared-state-space address of a generic pointer into shared memory.
 __device__ __forceinline__ u32 smem_addr(const void* p) {
@@ -36,6 +37,12 @@ __device__ __forceinline__ void st_shared_f32(u32 addr, float v) {
 }
 
 // Read-only global load (inputs never change during a kernel).
+__device__ __forceinline__ int ldg_s32(const int* p) {
+  int v;
+  asm("ld.global.nc.s32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+
 __device__ __forceinline__ float ldg_f32(const float* p) {
   float v;
   asm("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));

@@ -1,6 +1,7 @@
 // runtime_info and stats: what the library sees and has done.
 
 #include "api/library.hpp"
+#include "util/error.hpp"
 #include "tuning/settings.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "driver/driver_api.hpp"
@@ -48,19 +49,17 @@ RuntimeInfo runtime_info() {
 }
 
 std::string kernel_name(const GemmShape& shape) {
-  const bool wgrad = shape.kind == GemmKind::WeightGradient;
-  if (shape.kind != GemmKind::Forward && !wgrad)
-    throw Error(ErrorCode::InvalidArgument, "kernel_name: unknown shape kind");
-  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n % (wgrad ? 4 : 8) != 0 || shape.k % 16 != 0)
-    throw Error(ErrorCode::InvalidArgument, wgrad ? "kernel_name: shape needs M, N, K > 0, N % 4 == 0, K % 16 == 0"
-                                                  : "kernel_name: shape needs M, N, K > 0, N % 8 == 0, K % 16 == 0");
+  const KernelKind kind = kernel_kind_of(shape.kind, "kernel_name");
+  const int n_multiple = n_multiple_of(shape.kind);
+  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n % n_multiple != 0 || shape.k % 16 != 0)
+    fail(ErrorCode::InvalidArgument, "kernel_name: shape needs M, N, K > 0, N % {} == 0, K % 16 == 0", n_multiple);
+  // Grouped kernels are not tuned: the heuristic's choice.
   const std::optional<KernelSpec> tuned =
-      device0_tuned(shape.m, shape.n, shape.k, wgrad ? KernelKind::Gemm1D1D : KernelKind::Gemm1D2D);
+      grouping(kind) == 0 ? device0_tuned(shape.m, shape.n, shape.k, kind) : std::nullopt;
   PlanOptions options;
   options.may_compile = !current_cache_only();
   if (tuned) options.tuned = &*tuned;
-  return plan_kernel(wgrad ? KernelKind::Gemm1D1D : KernelKind::Gemm1D2D, shape.m, shape.n, shape.k,
-                     planning_traits(0), Library::instance().store(), options)
+  return plan_kernel(kind, planning_m(shape), shape.n, shape.k, planning_traits(0), Library::instance().store(), options)
       .spec.slug();
 }
 

@@ -7,6 +7,7 @@
 #include "driver/driver_api.hpp"
 #include "fp8gemm/version.hpp"
 #include "tuning/settings.hpp"
+#include "tuning/tuning_db.hpp"
 #include "util/files.hpp"
 #include "util/log.hpp"
 #include "util/env.hpp"
@@ -140,6 +141,22 @@ std::optional<TuningMetadata> device0_metadata() {
     return std::nullopt;
   props.name = name;
   return device_metadata(props);
+}
+
+KernelKind kernel_kind_of(GemmKind kind, const char* fn) {
+  switch (kind) {
+    case GemmKind::Forward: return KernelKind::Gemm1D2D;
+    case GemmKind::WeightGradient: return KernelKind::Gemm1D1D;
+    case GemmKind::GroupedContiguous: return KernelKind::GroupedContiguous;
+    case GemmKind::GroupedMasked: return KernelKind::GroupedMasked;
+  }
+  fail(ErrorCode::InvalidArgument, "{}: unknown GemmShape kind {}", fn, static_cast<int>(kind));
+}
+
+int n_multiple_of(GemmKind kind) { return kind == GemmKind::WeightGradient ? 4 : 8; }
+
+int64_t planning_m(const GemmShape& shape) {
+  return shape.kind == GemmKind::GroupedContiguous && shape.m > 0 ? m_bucket(shape.m) : shape.m;
 }
 
 std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k, KernelKind kind) {

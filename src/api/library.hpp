@@ -73,6 +73,14 @@ TuningMetadata device_metadata(const DeviceProps& device);
 // context: prewarm, kernel_name).
 std::optional<TuningMetadata> device0_metadata();
 
+// The kernel family of a GemmShape's kind, and the multiple N must be of (fp32 D: 4, bf16:
+// 8). Throws Error(InvalidArgument) naming `fn` for a kind outside the enum.
+KernelKind kernel_kind_of(GemmKind kind, const char* fn);
+int n_multiple_of(GemmKind kind);
+// The M a shape is planned with: GroupedContiguous plans its total M's power-of-two bucket
+// (as gemm_fp8_nt_grouped_contiguous does), the others M itself.
+int64_t planning_m(const GemmShape& shape);
+
 // The tuning database's winner for a problem on device 0, if the tuning mode is not Off.
 std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k, KernelKind kind = KernelKind::Gemm1D2D);
 

@@ -20,19 +20,15 @@ namespace {
 void check_shape(const GemmShape& s) {
   if (s.m < 0 || s.n < 0 || s.k < 0)
     fail(ErrorCode::InvalidArgument, "prewarm: shape m={} n={} k={} has a negative size", s.m, s.n, s.k);
-  const bool wgrad = s.kind == GemmKind::WeightGradient;
-  if (s.kind != GemmKind::Forward && !wgrad)
-    fail(ErrorCode::InvalidArgument, "prewarm: shape m={} n={} k={} has an unknown kind {}", s.m, s.n, s.k,
-         static_cast<int>(s.kind));
-  if (s.n % (wgrad ? 4 : 8) != 0 || s.k % 16 != 0 || s.k == 0)
+  kernel_kind_of(s.kind, "prewarm");
+  const int n_multiple = n_multiple_of(s.kind);
+  if (s.n % n_multiple != 0 || s.k % 16 != 0 || s.k == 0)
     fail(ErrorCode::InvalidArgument,
-         "prewarm: shape m={} n={} k={} is not valid for {} (N % {} == 0, K % 16 == 0, K > 0)", s.m, s.n, s.k,
-         wgrad ? "gemm_fp8_nt_wgrad" : "gemm_fp8_nt", wgrad ? 4 : 8);
+         "prewarm: shape m={} n={} k={} is not valid for its kind (N % {} == 0, K % 16 == 0, K > 0)", s.m, s.n, s.k,
+         n_multiple);
 }
 
-KernelKind kernel_kind(const GemmShape& s) {
-  return s.kind == GemmKind::WeightGradient ? KernelKind::Gemm1D1D : KernelKind::Gemm1D2D;
-}
+KernelKind kernel_kind(const GemmShape& s) { return kernel_kind_of(s.kind, "prewarm"); }
 
 }  // namespace
 
@@ -74,7 +70,7 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
         const std::optional<KernelSpec> tuned = device0_tuned(work[i].m, work[i].n, work[i].k, kind);
         PlanOptions plan_options;
         if (tuned) plan_options.tuned = &*tuned;
-        planned = plan_kernel(kind, work[i].m, work[i].n, work[i].k, traits, store, plan_options);
+        planned = plan_kernel(kind, planning_m(work[i]), work[i].n, work[i].k, traits, store, plan_options);
         for (const TuningDb& db : databases)
           if (const TunedEntry* e = db.find(kind, work[i].m, work[i].n, work[i].k)) {
             const KernelSpec& s = e->spec;

@@ -29,15 +29,15 @@ std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOpt
   const auto start = std::chrono::steady_clock::now();
   std::vector<GemmShape> work;  // distinct shapes with work to do
   for (const GemmShape& s : shapes) {
-    if (s.m < 0 || s.n < 0 || s.k <= 0 || s.n % (s.kind == GemmKind::WeightGradient ? 4 : 8) != 0 ||
-        s.k % 16 != 0 || s.m > kMaxDimension ||
+    const KernelKind kind = kernel_kind_of(s.kind, "tune");
+    const int n_multiple = n_multiple_of(s.kind);
+    if (s.m < 0 || s.n < 0 || s.k <= 0 || s.n % n_multiple != 0 || s.k % 16 != 0 || s.m > kMaxDimension ||
         s.n > kMaxDimension || s.k > kMaxDimension)
       fail(ErrorCode::InvalidArgument,
-           "tune: shape m={} n={} k={} is not valid for gemm_fp8_nt (N % 8 == 0, K % 16 == 0, K > 0)", s.m, s.n,
-           s.k);
+           "tune: shape m={} n={} k={} is not valid for its kind (N % {} == 0, K % 16 == 0, K > 0)", s.m, s.n, s.k,
+           n_multiple);
     if (s.m == 0 || s.n == 0) continue;
-    if (s.kind != GemmKind::Forward && s.kind != GemmKind::WeightGradient)
-      fail(ErrorCode::InvalidArgument, "tune: shape m={} n={} k={} has an unknown kind", s.m, s.n, s.k);
+    if (grouping(kind) != 0) continue;  // grouped kernels use the heuristic's choice (not tuned yet)
     if (std::none_of(work.begin(), work.end(),
                      [&](const GemmShape& x) { return x.m == s.m && x.n == s.n && x.k == s.k && x.kind == s.kind; }))
       work.push_back(s);
@@ -56,7 +56,7 @@ std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOpt
   settings.candidates = options.candidates;
   settings.jobs = options.jobs;
   for (const GemmShape& s : work) {
-    const KernelKind kind = s.kind == GemmKind::WeightGradient ? KernelKind::Gemm1D1D : KernelKind::Gemm1D2D;
+    const KernelKind kind = kernel_kind_of(s.kind, "tune");
     const TuneOutcome outcome = tune_problem(runtime, Library::instance().store(), s.m, s.n, s.k, settings, kind);
     Library::instance().record_tuned(metadata, kind, s.m, s.n, s.k, outcome.best);
     TuneResult r;

@@ -18,11 +18,19 @@ const char* kind_name(KernelKind kind) {
     case KernelKind::QuantizeTransposed1x128: return "quantT1x128";
     case KernelKind::TransposeFp8: return "transpose_fp8";
     case KernelKind::CopyScales: return "copy_scales";
+    case KernelKind::GroupedContiguous: return "gemm1d2d_gc";
+    case KernelKind::GroupedMasked: return "gemm1d2d_gm";
   }
   return "unknown";
 }
 
-bool is_gemm(KernelKind kind) { return kind == KernelKind::Gemm1D2D || kind == KernelKind::Gemm1D1D; }
+bool is_gemm(KernelKind kind) {
+  return kind == KernelKind::Gemm1D2D || kind == KernelKind::Gemm1D1D || grouping(kind) != 0;
+}
+
+int grouping(KernelKind kind) {
+  return kind == KernelKind::GroupedContiguous ? 1 : kind == KernelKind::GroupedMasked ? 2 : 0;
+}
 
 std::string KernelSpec::slug() const {
   if (!is_gemm(kind)) return fmt::format("{}{}", kind_name(kind), option == 1 ? "_pow2" : "");
@@ -104,6 +112,15 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
     return "";
   }
   if (spec.option != 0) return "GEMM kernels take no option";
+  if (grouping(spec.kind) != 0) {
+    // A tile never mixes experts: 128-row segments (contiguous), and per-expert row
+    // ranges that a pair of CTAs or a 256-row tile would straddle.
+    if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128 (grouped)", c.block_m);
+    if (c.multicast != 0 || c.split_k != 1) return "the grouped kernels have no multicast or split-K";
+    // Masked rows past masked_m must stay untouched: a TMA store writes whole 64-row boxes.
+    if (spec.kind == KernelKind::GroupedMasked && c.tma_store != 0)
+      return "the masked grouped kernel stores D directly (tma_store=0)";
+  }
   if (spec.kind == KernelKind::Gemm1D1D) {
     if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128 (weight gradient)", c.block_m);
     if (c.block_n > 128) return fmt::format("block_n={} must be at most 128 (weight gradient)", c.block_n);
@@ -178,6 +195,8 @@ KernelSpec spec_from_json(const std::string& text) {
       }
     if (kind == kind_name(KernelKind::Gemm1D1D)) s.kind = KernelKind::Gemm1D1D;
     else if (kind == kind_name(KernelKind::Gemm1D2D)) s.kind = KernelKind::Gemm1D2D;
+    else if (kind == kind_name(KernelKind::GroupedContiguous)) s.kind = KernelKind::GroupedContiguous;
+    else if (kind == kind_name(KernelKind::GroupedMasked)) s.kind = KernelKind::GroupedMasked;
     else fail(ErrorCode::InvalidArgument, "unknown kernel kind '{}'", kind);
     s.n = j.at("n").get<int64_t>();
     s.k = j.at("k").get<int64_t>();

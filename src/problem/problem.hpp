@@ -16,9 +16,15 @@ enum class KernelKind {
   QuantizeTransposed1x128,  // bf16 [T, H] -> e4m3 [H, T] with a scale per 128 tokens
   TransposeFp8,             // e4m3 [R, C] -> [C, R], exact
   CopyScales,               // fp32 scales from one layout to another
+  // Gemm1D2D over G experts in one launch (B stacked [G * N, K]):
+  GroupedContiguous,  // rows of all experts stacked in A, a group index per row on the device
+  GroupedMasked,      // A [G * max_m, K], expert g uses its first masked_m[g] rows (device)
 };
 
 bool is_gemm(KernelKind kind);
+
+// 0 for the dense GEMMs, 1 GroupedContiguous, 2 GroupedMasked (the kernel's kGrouping).
+int grouping(KernelKind kind);
 
 const char* kind_name(KernelKind kind);
 

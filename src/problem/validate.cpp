@@ -48,9 +48,12 @@ Range scale_range(const Scales& s, const char* name) {
 
 }  // namespace
 
-bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b,
-                          const ScaleMatrix& sb, const Bf16Matrix& d) {
-  t_fn = "gemm_fp8_nt";
+namespace {
+
+// gemm_fp8_nt's rules, with t_fn already naming the caller (the grouped forms check each
+// expert's view of B through it).
+bool validate_1d2d(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
+                   const Bf16Matrix& d) {
   const int64_t m = a.rows, k = a.cols, n = b.rows;
   // Sizes.
   if (a.rows < 0 || a.cols < 0) bad("A has negative size [{}, {}]; sizes must be >= 0", a.rows, a.cols);
@@ -109,6 +112,56 @@ bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Ma
     if (rd.begin < r.end && r.begin < rd.end)
       bad("D overlaps {} in memory; the output must be a separate buffer", r.name);
   }
+  return true;
+}
+
+}  // namespace
+
+bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b,
+                          const ScaleMatrix& sb, const Bf16Matrix& d) {
+  t_fn = "gemm_fp8_nt";
+  return validate_1d2d(a, sa, b, sb, d);
+}
+
+bool validate_gemm_grouped(bool masked, const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b,
+                           const ScaleMatrix& sb, const Bf16Matrix& d, const int32_t* group_info, int64_t groups,
+                           int64_t expected_m) {
+  t_fn = masked ? "gemm_fp8_nt_grouped_masked" : "gemm_fp8_nt_grouped_contiguous";
+  const int64_t n = d.cols, k = a.cols;
+  if (groups < 1) bad("groups = {}: there must be at least one expert", groups);
+  if (groups > kMaxDimension) bad("groups = {} is more than {}", groups, kMaxDimension);
+  if (n < 0 || b.rows != groups * n)
+    bad("B is [{}, {}] but must be the {} experts' [N, K] matrices stacked: [groups * N, K] = [{}, {}] (N from D's "
+        "columns)",
+        b.rows, b.cols, groups, groups * n, k);
+  const int64_t nb = (n + 127) / 128, kb = (k + 127) / 128;
+  if (sb.rows != groups * nb || sb.cols != kb)
+    bad("b_scales is [{}, {}] but must be the experts' block scales stacked: [groups * ceil(N/128), ceil(K/128)] = "
+        "[{}, {}]",
+        sb.rows, sb.cols, groups * nb, kb);
+  if (masked) {
+    if (a.rows % groups != 0)
+      bad("A has {} rows, not a multiple of groups = {}: the masked layout is [groups * max_m, K]", a.rows, groups);
+    const int64_t max_m = a.rows / groups;
+    if (max_m > 0 && (expected_m < 1 || expected_m > max_m))
+      bad("expected_m = {} must be in [1, max_m = {}] (the typical masked_m, for the kernel choice)", expected_m, max_m);
+  } else if (a.rows % kGroupedSegmentRows != 0) {
+    bad("A has {} rows, not a multiple of {}: every expert's segment starts at a multiple of {} rows (pad each "
+        "segment, marking padding rows -1 in group_of_row)",
+        a.rows, kGroupedSegmentRows, kGroupedSegmentRows);
+  }
+  // The dense rules on expert 0's view of B and its scales.
+  const Fp8Matrix b0{b.data, n, b.cols, b.ld};
+  const ScaleMatrix sb0{sb.data, nb, sb.cols, sb.row_stride, sb.col_stride};
+  if (!validate_1d2d(a, sa, b0, sb0, d)) return false;
+  check_pointer(group_info, masked ? "masked_m" : "group_of_row", 4);
+  // D against all of B and its scales (the dense check saw expert 0 only), and the group data.
+  const Range rd = matrix_range(d.data, d.rows, n, d.ld, 2, "D");
+  const Range info{addr(group_info), addr(group_info) + static_cast<uintptr_t>((masked ? groups : a.rows) * 4),
+                   masked ? "masked_m" : "group_of_row"};
+  for (const Range& r : {matrix_range(b.data, b.rows, k, b.ld, 1, "B"), scale_range(sb, "b_scales"), info})
+    if (rd.begin < r.end && r.begin < rd.end)
+      bad("D overlaps {} in memory; the output must be a separate buffer", r.name);
   return true;
 }
 

@@ -12,6 +12,13 @@ namespace fp8gemm::detail {
 bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                           const ScaleMatrix& b_scales, const Bf16Matrix& d);
 
+// The same for gemm_fp8_nt_grouped_contiguous (masked = false; group_info = group_of_row)
+// and gemm_fp8_nt_grouped_masked (group_info = masked_m). Returns false when there is
+// nothing to do.
+bool validate_gemm_grouped(bool masked, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                           const ScaleMatrix& b_scales, const Bf16Matrix& d, const int32_t* group_info, int64_t groups,
+                           int64_t expected_m);
+
 // The same for gemm_fp8_nt_wgrad (C may be null or exactly D).
 bool validate_gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                                 const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c);

@@ -92,8 +92,12 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
   // Multicast pairs two tiles per cluster; split-K runs one tile on both CTAs.
   const int64_t pair_m = c.multicast == 2 ? 2 : 1, pair_n = c.multicast == 1 ? 2 : 1;
   const int64_t super_tiles = (m_blocks + pair_m - 1) / pair_m * ((p.layout.n_blocks + pair_n - 1) / pair_n);
-  p.grid = static_cast<unsigned>(std::min<int64_t>(super_tiles, loaded.max_clusters) * p.layout.cluster_size);
-  const bool short_m = m < c.block_m;
+  // Grouped kernels: m only stands for the expected size (the real row counts live on the
+  // device), so the grid covers every SM and the boxes are whole.
+  const bool grouped = grouping(spec.kind) != 0;
+  p.grid = static_cast<unsigned>((grouped ? loaded.max_clusters : std::min<int64_t>(super_tiles, loaded.max_clusters)) *
+                                 p.layout.cluster_size);
+  const bool short_m = m < c.block_m && !grouped;
   p.a_box_rows = short_m && c.multicast != 1 ? static_cast<int>((m + 7) / 8 * 8) : p.layout.a_box_rows;
   p.sfa_box_rows = short_m ? static_cast<int>((m + 3) / 4 * 4) : c.block_m;
   p.stage_tx_bytes = static_cast<unsigned>((c.multicast == 1 ? c.block_m : p.a_box_rows) * 128 +
@@ -182,12 +186,14 @@ void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtens
 
 void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,
                       const CUtensorMap& sfa, const CUtensorMap& dmap, const float* sfb, int64_t sfb_stride_n,
-                      int64_t sfb_stride_k, void* d, int64_t ldd, int m, CUstream stream) {
+                      int64_t sfb_stride_k, void* d, int64_t ldd, int m, CUstream stream, const GroupArgs& groups) {
   long long stride_n = sfb_stride_n, stride_k = sfb_stride_k, ld = ldd;
   unsigned tx = plan.stage_tx_bytes;
+  const int* group_info = groups.info;
+  int num_groups = groups.groups, group_rows = groups.group_rows;
   void* args[] = {const_cast<CUtensorMap*>(&a), const_cast<CUtensorMap*>(&b), const_cast<CUtensorMap*>(&sfa),
                   const_cast<CUtensorMap*>(&dmap),
-                  &sfb, &stride_n, &stride_k, &d, &ld, &m, &tx};
+                  &sfb, &stride_n, &stride_k, &d, &ld, &m, &tx, &group_info, &num_groups, &group_rows};
   CUlaunchAttribute attr;
   const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, &attr);
   check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d2d)");

@@ -105,9 +105,18 @@ void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtens
                       const CUtensorMap& sfb, const CUtensorMap& dmap, const CUtensorMap* cmap, int m,
                       CUstream stream);
 
+// The grouped kernels' run-time arguments (all zero for a dense GEMM): group_of_row
+// (contiguous) or masked_m (masked) on the device, the number of experts and, masked, the
+// rows per expert in A and D.
+struct GroupArgs {
+  const int* info = nullptr;
+  int groups = 0;
+  int group_rows = 0;
+};
+
 // Launches gemm_1d2d_kernel for a plan.
 void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,
                       const CUtensorMap& sfa, const CUtensorMap& d_map, const float* sfb, int64_t sfb_stride_n,
-                      int64_t sfb_stride_k, void* d, int64_t ldd, int m, CUstream stream);
+                      int64_t sfb_stride_k, void* d, int64_t ldd, int m, CUstream stream, const GroupArgs& groups = {});
 
 }  // namespace fp8gemm::detail

@@ -5,18 +5,18 @@
 namespace fp8gemm::detail {
 
 void launch_gemm(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
-                 const ScaleMatrix& b_scales, const Bf16Matrix& d, CUstream stream) {
-  const int64_t m = a.rows, n = b.rows, k = a.cols;
+                 const ScaleMatrix& b_scales, const Bf16Matrix& d, CUstream stream, const GroupArgs& groups) {
+  const int64_t m = a.rows, n = d.cols, k = a.cols;
   // Copies: a later call on this thread may reuse a cache slot before the launch reads
   // the parameters (it copies them at cuLaunchKernelEx, so these only live until then).
   const CUtensorMap tma_a = encode_tma_cached(tma_fp8_operand(a.data, m, k, a.ld, plan.a_box_rows));
-  const CUtensorMap tma_b = encode_tma_cached(tma_fp8_operand(b.data, n, k, b.ld, plan.layout.b_box_rows));
+  const CUtensorMap tma_b = encode_tma_cached(tma_fp8_operand(b.data, b.rows, k, b.ld, plan.layout.b_box_rows));
   const CUtensorMap tma_sfa = encode_tma_cached(
       tma_per_token_scales(a_scales.data, m, a_scales.cols, a_scales.col_stride, plan.sfa_box_rows));
   CUtensorMap tma_d{};  // unused (and left zero) when the kernel stores D directly
   if (plan.layout.tma_store) tma_d = encode_tma_cached(tma_bf16_output(d.data, m, n, d.ld));
   launch_gemm_1d2d(plan, tma_a, tma_b, tma_sfa, tma_d, b_scales.data, b_scales.row_stride, b_scales.col_stride,
-                   d.data, d.ld, static_cast<int>(m), stream);
+                   d.data, d.ld, static_cast<int>(m), stream, groups);
 }
 
 void launch_gemm_wgrad(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,

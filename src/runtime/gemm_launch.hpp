@@ -9,8 +9,10 @@ namespace fp8gemm::detail {
 
 // Encodes the tensor maps of a validated problem for a plan and launches its kernel on
 // `stream` (the plan's context must be current).
+// Grouped kernels: b holds the experts' matrices stacked ([groups * N, K]) and `groups`
+// the device-side group data.
 void launch_gemm(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
-                 const ScaleMatrix& b_scales, const Bf16Matrix& d, CUstream stream);
+                 const ScaleMatrix& b_scales, const Bf16Matrix& d, CUstream stream, const GroupArgs& groups = {});
 
 // The same for the weight gradient: both scale tensors per token (M-major / N-major),
 // D fp32, C fp32 or null.

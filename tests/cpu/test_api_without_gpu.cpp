@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "driver/driver_api.hpp"
 #include "fp8gemm/fp8gemm.hpp"
 
@@ -93,6 +95,52 @@ TEST(ApiWithoutGpu, WeightGradientShapesPlanTheirKernel) {
   EXPECT_THROW(kernel_name(GemmShape{64, 4100, 512}), Error);                         // N % 8 for forward
   const PrewarmReport r = prewarm({wgrad, GemmShape{2112, 4096, 7168}});
   EXPECT_EQ(r.kernels, 2u);
+}
+
+// The grouped GEMMs: valid arguments get past validation and then need the driver (so the
+// rejections of Validation.Grouped* are about the arguments changed there).
+// Grouped shapes plan their own kernels; a contiguous problem's total M changes from batch
+// to batch, so every M of one power-of-two bucket gets the kernel prewarm compiled for it.
+TEST(ApiWithoutGpu, GroupedShapesPlanStableKernels) {
+  const std::string gc = kernel_name(GemmShape{32768, 4096, 2048, GemmKind::GroupedContiguous});
+  EXPECT_EQ(gc.rfind("gemm1d2d_gc_n4096_k2048_", 0), 0u) << gc;
+  EXPECT_EQ(kernel_name(GemmShape{30569, 4096, 2048, GemmKind::GroupedContiguous}), gc);
+  EXPECT_EQ(kernel_name(GemmShape{16385, 4096, 2048, GemmKind::GroupedContiguous}), gc);
+  const std::string gm = kernel_name(GemmShape{6 * 1024, 4096, 2048, GemmKind::GroupedMasked});
+  EXPECT_EQ(gm.rfind("gemm1d2d_gm_n4096_k2048_", 0), 0u) << gm;
+  EXPECT_EQ(gm.find("_ts"), std::string::npos) << gm;  // masked stores directly
+}
+
+TEST(ApiWithoutGpu, GroupedGemmsValidateThenNeedADriver) {
+  std::string why;
+  if (have_driver(&why)) GTEST_SKIP() << "a CUDA driver is present; this test is for machines without one";
+  const int64_t groups = 4, n = 264, k = 528, m = groups * kGroupedSegmentRows;
+  const Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
+  const Fp8Matrix b{reinterpret_cast<void*>(0x200000000), groups * n, k, k};
+  const Bf16Matrix d{reinterpret_cast<void*>(0x300000000), m, n, n};
+  const ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k);
+  const ScaleMatrix sb{reinterpret_cast<const float*>(0x500000000), groups * scale_blocks(n), scale_blocks(k),
+                       scale_blocks(k), 1};
+  const int32_t* index = reinterpret_cast<const int32_t*>(0x600000000);
+  auto expect_no_driver = [](const char* what, const std::function<void()>& call) {
+    SCOPED_TRACE(what);
+    try {
+      call();
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.code() == ErrorCode::NoDriver || e.code() == ErrorCode::NoDevice) << e.what();
+    }
+  };
+  expect_no_driver("contiguous", [&] { gemm_fp8_nt_grouped_contiguous(a, sa, b, sb, d, index, groups); });
+  expect_no_driver("masked", [&] { gemm_fp8_nt_grouped_masked(a, sa, b, sb, d, index, groups, 64); });
+  expect_no_driver("masked, expected_m = max_m", [&] { gemm_fp8_nt_grouped_masked(a, sa, b, sb, d, index, groups, 128); });
+  // A bad argument is reported as such even without a GPU.
+  try {
+    gemm_fp8_nt_grouped_masked(a, sa, b, sb, d, index, groups, 0);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+  }
 }
 
 TEST(ApiWithoutGpu, InfoDescribesTheMachine) {

@@ -23,12 +23,12 @@ TEST(Codegen, Deterministic) {
 
 TEST(Codegen, NamedFieldsGolden) {
   const GeneratedKernel g = generate_kernel(spec(7168, 2048, 128, 112, 5));
-  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<7168, 2048, 128, 112, 5, 8, 0, 1, 0, 40, 232>");
+  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<7168, 2048, 128, 112, 5, 8, 0, 1, 0, 0, 40, 232>");
   EXPECT_EQ(g.slug, "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8");
   EXPECT_NE(g.source.find("#include \"fp8gemm/gemm_1d2d.cuh\""), std::string::npos);
   EXPECT_NE(g.source.find("struct WgmmaE4M3<112>"), std::string::npos);
   const GeneratedKernel one_wg = generate_kernel(spec(576, 7168, 64, 32, 8));
-  EXPECT_EQ(one_wg.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<576, 7168, 64, 32, 8, 8, 0, 1, 0, 56, 248>");
+  EXPECT_EQ(one_wg.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<576, 7168, 64, 32, 8, 8, 0, 1, 0, 0, 56, 248>");
 }
 
 TEST(Codegen, DifferentSpecsDiffer) {
@@ -122,4 +122,34 @@ TEST(Codegen, WeightGradientKernel) {
     s.config = bad;
     EXPECT_NE(spec_illegal_reason(s), "") << s.slug();
   }
+}
+
+// The grouped kernels: gemm_1d2d_kernel with kGrouping 1 (contiguous) or 2 (masked), their
+// own names in the cache, legal only with 64/128-row tiles and no clusters; masked stores
+// directly. Both compile without local memory.
+TEST(Codegen, GroupedKernels) {
+  KernelSpec gc{KernelKind::GroupedContiguous, 4096, 7168, KernelConfig{128, 128, 5, 8, 0, 1, 1}};
+  EXPECT_EQ(spec_illegal_reason(gc), "");
+  EXPECT_EQ(gc.slug(), "gemm1d2d_gc_n4096_k7168_bm128_bn128_s5_g8_ts");
+  EXPECT_EQ(spec_from_json(spec_to_json(gc)), gc);
+  const GeneratedKernel g = generate_kernel(gc);
+  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<4096, 7168, 128, 128, 5, 8, 0, 1, 1, 1, 40, 232>");
+  const CompiledKernel k = compile_kernel(g);
+  EXPECT_FALSE(k.resources.slow_path()) << k.log;
+
+  KernelSpec gm{KernelKind::GroupedMasked, 4096, 7168, KernelConfig{64, 128, 8, 8, 0, 0, 1}};
+  EXPECT_EQ(spec_illegal_reason(gm), "");
+  EXPECT_EQ(spec_from_json(spec_to_json(gm)), gm);
+  const GeneratedKernel h = generate_kernel(gm);
+  EXPECT_EQ(h.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<4096, 7168, 64, 128, 8, 8, 0, 1, 0, 2, 56, 248>");
+  const CompiledKernel km = compile_kernel(h);
+  EXPECT_FALSE(km.resources.slow_path()) << km.log;
+
+  for (KernelConfig bad : {KernelConfig{256, 128, 3, 8, 0, 1, 1}, KernelConfig{128, 128, 4, 8, 1, 1, 1},
+                           KernelConfig{64, 64, 8, 8, 0, 0, 2}}) {
+    gc.config = bad;
+    EXPECT_NE(spec_illegal_reason(gc), "") << gc.slug();
+  }
+  gm.config.tma_store = 1;
+  EXPECT_NE(spec_illegal_reason(gm), "");
 }

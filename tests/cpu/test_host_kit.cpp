@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "common/fp8_host.hpp"
 #include "common/reference.hpp"
@@ -86,4 +88,63 @@ TEST(HostKit, ShapeFileFormats) {
   std::ofstream(path) << R"({"wgrad": {}})";
   EXPECT_THROW(read_shape_file(path), std::runtime_error);
   EXPECT_THROW(read_shape_file(dir.path() + "/missing.json"), std::runtime_error);
+}
+
+// "m_grouped_contiguous" and "m_grouped_masked": every (groups, expected_m) with every (n, k);
+// "k_grouped" is not used yet.
+TEST(HostKit, ShapeFileGroupedSections) {
+  const ShapeFile f = read_shape_file(std::string(FP8GEMM_SHAPES_DIR) + "/deepseek-v3.json");
+  ASSERT_EQ(f.grouped.size(), 24u);  // contiguous 2 x 4 (N, K), then masked 4 x 4
+  const GroupedShape& c = f.grouped.front();
+  EXPECT_EQ(c.kind, fp8gemm::GemmKind::GroupedContiguous);
+  EXPECT_EQ(c.groups, 4);
+  EXPECT_EQ(c.expected_m, 8192);
+  EXPECT_EQ(c.max_m, 0);
+  EXPECT_EQ(c.n, 6144);
+  EXPECT_EQ(c.k, 7168);
+  EXPECT_EQ(f.grouped[4].groups, 8);  // the second (groups, expected_m) with the first (n, k)
+  EXPECT_EQ(f.grouped[4].n, 6144);
+  EXPECT_EQ(f.grouped[7].k, 2048);
+  size_t masked = 0;
+  for (const GroupedShape& g : f.grouped)
+    if (g.kind == fp8gemm::GemmKind::GroupedMasked) {
+      ++masked;
+      EXPECT_EQ(g.max_m, 4096);
+      EXPECT_LE(g.expected_m, g.max_m);
+    }
+  EXPECT_EQ(masked, 16u);
+  const GroupedShape& m = f.grouped[8];
+  EXPECT_EQ(m.kind, fp8gemm::GemmKind::GroupedMasked);
+  EXPECT_EQ(m.groups, 32);
+  EXPECT_EQ(m.expected_m, 192);
+  EXPECT_EQ(f.skipped, std::vector<std::string>{"k_grouped"});
+
+  // Prewarm shapes: contiguous M = groups x round_up(expected_m, 128); masked M = groups x expected_m.
+  const fp8gemm::GemmShape pc = prewarm_shape(GroupedShape{fp8gemm::GemmKind::GroupedContiguous, 8, 200, 0, 4096, 7168});
+  EXPECT_EQ(pc.m, 8 * 256);
+  EXPECT_EQ(pc.n, 4096);
+  EXPECT_EQ(pc.k, 7168);
+  EXPECT_EQ(pc.kind, fp8gemm::GemmKind::GroupedContiguous);
+  EXPECT_EQ(prewarm_shape(GroupedShape{fp8gemm::GemmKind::GroupedContiguous, 4, 8192, 0, 1, 1}).m, 4 * 8192);
+  const fp8gemm::GemmShape pm = prewarm_shape(GroupedShape{fp8gemm::GemmKind::GroupedMasked, 32, 20, 4096, 4096, 2048});
+  EXPECT_EQ(pm.m, 32 * 20);
+  EXPECT_EQ(pm.kind, fp8gemm::GemmKind::GroupedMasked);
+
+  fp8gemm::test::TempDir dir;
+  const std::string path = dir.path() + "/g.json";
+  // A file of grouped shapes alone is a shape set.
+  std::ofstream(path) << R"({"m_grouped_masked": {"max_m": 256, "groups_expected_m": [[2, 64]], "nk": [[512, 256], [264, 528]]}})";
+  const ShapeFile only = read_shape_file(path);
+  EXPECT_TRUE(only.dense.empty());
+  ASSERT_EQ(only.grouped.size(), 2u);
+  EXPECT_EQ(only.grouped[1].n, 264);
+  EXPECT_EQ(only.grouped[1].max_m, 256);
+  std::ofstream(path) << R"({"m_grouped_masked": {"groups_expected_m": [[2, 64]], "nk": [[512, 256]]}})";
+  EXPECT_THROW(read_shape_file(path), std::runtime_error);  // no max_m
+  std::ofstream(path) << R"({"m_grouped_masked": {"max_m": 32, "groups_expected_m": [[2, 64]], "nk": [[512, 256]]}})";
+  EXPECT_THROW(read_shape_file(path), std::runtime_error);  // expected_m > max_m
+  std::ofstream(path) << R"({"m_grouped_contiguous": {"groups_expected_m": [[0, 64]], "nk": [[512, 256]]}})";
+  EXPECT_THROW(read_shape_file(path), std::runtime_error);  // no groups
+  std::ofstream(path) << R"({"m_grouped_contiguous": {"nk": [[512, 256]]}})";
+  EXPECT_THROW(read_shape_file(path), std::runtime_error);
 }

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "fp8gemm/fp8gemm.hpp"
 #include "problem/validate.hpp"
 
 using namespace fp8gemm;
@@ -264,4 +265,88 @@ TEST(Validation, WeightGradientArguments) {
     detail::validate_gemm_fp8_nt_wgrad(a, sa, b_odd, per_token_scales(sb.data, 4094, k), Fp32Matrix{d.data, m, 4094, n},
                                        nullptr);
   }, "multiple of 4");
+}
+
+// The grouped GEMMs check every host-visible rule in the public entry points, before they
+// touch the driver: the same Error(InvalidArgument) with or without a GPU, nothing launched.
+// (The fake addresses are never dereferenced; valid arguments on a machine without a driver:
+// ApiWithoutGpu.GroupedGemmsValidateThenNeedADriver.)
+namespace {
+
+struct GroupedArgs {
+  int64_t groups = 4, n = 264, k = 528, m = 4 * kGroupedSegmentRows;  // masked: max_m = m / groups = 128
+  Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
+  Fp8Matrix b{reinterpret_cast<void*>(0x200000000), groups * n, k, k};
+  Bf16Matrix d{reinterpret_cast<void*>(0x300000000), m, n, n};
+  ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k);
+  // Each expert's ceil(N/128) = 3 block rows, stacked.
+  ScaleMatrix sb{reinterpret_cast<const float*>(0x500000000), groups * scale_blocks(n), scale_blocks(k),
+                 scale_blocks(k), 1};
+  const int32_t* index = reinterpret_cast<const int32_t*>(0x600000000);  // group_of_row or masked_m
+  int64_t expected_m = 64;
+
+  void set_m(int64_t rows) {
+    m = a.rows = d.rows = rows;
+    sa = per_token_scales(sa.data, rows, k);
+  }
+  void contiguous() const { gemm_fp8_nt_grouped_contiguous(a, sa, b, sb, d, index, groups); }
+  void masked() const { gemm_fp8_nt_grouped_masked(a, sa, b, sb, d, index, groups, expected_m); }
+};
+
+void expect_grouped_rejected(const char* what, const std::function<void(GroupedArgs&)>& mutate, bool masked) {
+  SCOPED_TRACE(what);
+  GroupedArgs args;
+  mutate(args);
+  try {
+    masked ? args.masked() : args.contiguous();
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Validation, GroupedContiguousArguments) {
+  auto rejected = [](const char* what, const std::function<void(GroupedArgs&)>& mutate) {
+    expect_grouped_rejected(what, mutate, false);
+  };
+  rejected("groups = 0", [](GroupedArgs& a) { a.groups = 0; });
+  rejected("groups = -1", [](GroupedArgs& a) { a.groups = -1; });
+  rejected("b.rows = (groups - 1) * N", [](GroupedArgs& a) {
+    a.b.rows = (a.groups - 1) * a.n;
+    a.sb.rows = (a.groups - 1) * scale_blocks(a.n);
+  });
+  rejected("b.rows = groups * N + 8", [](GroupedArgs& a) { a.b.rows = a.groups * a.n + 8; });
+  rejected("groups does not match B", [](GroupedArgs& a) { a.groups = 2; });
+  rejected("M % 128 != 0", [](GroupedArgs& a) { a.set_m(a.m - 64); });
+  rejected("M = 129", [](GroupedArgs& a) { a.set_m(129); });
+  rejected("null group_of_row", [](GroupedArgs& a) { a.index = nullptr; });
+  // ceil(G * N / 128) scale rows instead of G * ceil(N / 128) (N = 264 is not a multiple of 128).
+  rejected("b_scales not stacked per expert", [](GroupedArgs& a) { a.sb.rows = scale_blocks(a.groups * a.n); });
+  rejected("d.cols != N", [](GroupedArgs& a) { a.d.cols = a.n + 8; a.d.ld = a.n + 8; });
+  rejected("K % 16 != 0", [](GroupedArgs& a) { a.a.cols = a.b.cols = 520; a.sa.cols = a.sb.cols = 5; });
+  rejected("null a.data", [](GroupedArgs& a) { a.a.data = nullptr; });
+  rejected("D overlaps A", [](GroupedArgs& a) { a.d.data = const_cast<void*>(a.a.data); });
+}
+
+TEST(Validation, GroupedMaskedArguments) {
+  auto rejected = [](const char* what, const std::function<void(GroupedArgs&)>& mutate) {
+    expect_grouped_rejected(what, mutate, true);
+  };
+  rejected("groups = 0", [](GroupedArgs& a) { a.groups = 0; });
+  rejected("groups = -2", [](GroupedArgs& a) { a.groups = -2; });
+  rejected("a.rows % groups != 0", [](GroupedArgs& a) { a.set_m(a.m - 3); });
+  rejected("b.rows != groups * N", [](GroupedArgs& a) { a.b.rows = (a.groups + 1) * a.n; });
+  rejected("expected_m = 0", [](GroupedArgs& a) { a.expected_m = 0; });
+  rejected("expected_m < 0", [](GroupedArgs& a) { a.expected_m = -1; });
+  rejected("expected_m > max_m", [](GroupedArgs& a) { a.expected_m = a.m / a.groups + 1; });
+  rejected("null masked_m", [](GroupedArgs& a) { a.index = nullptr; });
+  rejected("d.rows != a.rows", [](GroupedArgs& a) { a.d.rows = a.m - a.groups * 8; });
+  rejected("b_scales not stacked per expert", [](GroupedArgs& a) { a.sb.rows = scale_blocks(a.groups * a.n); });
+  rejected("N % 8 != 0", [](GroupedArgs& a) {
+    a.n = 260;
+    a.b.rows = a.groups * 260;
+    a.d.cols = 260;
+  });
 }

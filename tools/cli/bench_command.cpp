@@ -1,6 +1,7 @@
 // fp8gemm bench: gemm_fp8_nt against cuBLASLt's block-scaled FP8 GEMM, same inputs,
 // same process; with --wgrad, gemm_fp8_nt_wgrad (D fp32 += A x B^T in place) against
-// cuBLASLt's VEC128 x VEC128 FP8 GEMM with fp32 output and beta 1.
+// cuBLASLt's VEC128 x VEC128 FP8 GEMM with fp32 output and beta 1; with --grouped, the
+// grouped GEMMs (mixture of experts) against a loop of per-expert cuBLASLt GEMMs.
 //
 // Method: random e4m3 data and scales; several copies of the inputs ("sets") rotated
 // so that consecutive calls do not find their operands in L2 (at least 256 MB over all
@@ -37,8 +38,9 @@ constexpr int kExitMismatch = 3;
 constexpr size_t kRotationBytes = size_t(256) << 20;
 
 struct Row {
-  std::string kind = "dense";  // or "wgrad"
-  int64_t m = 0, n = 0, k = 0;
+  std::string kind = "dense";  // or "wgrad", "grouped_contiguous", "grouped_masked"
+  int64_t m = 0, n = 0, k = 0;  // grouped: m is the real rows of all experts (no padding)
+  int64_t groups = 0, expected_m = 0, max_m = 0, a_rows = 0;  // grouped only; a_rows: rows of A and D
   std::string kernel;
   double us = 0, tflops = 0, gbs = 0, host_us = 0;
   double cublas_us = 0, cublas_tflops = 0;  // 0: not measured
@@ -339,6 +341,260 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
   return row;
 }
 
+// The rows of a grouped problem, drawn as DeepGEMM's benchmark draws them (seeded): each
+// expert gets int(expected_m x U[0.7, 1.3]) rows; contiguous: segments padded to
+// kGroupedSegmentRows, in expert order; masked: max_m rows per expert, masked_m clamped to it.
+struct GroupedLayout {
+  std::vector<int64_t> rows;    // real rows of each expert
+  std::vector<int64_t> offset;  // first row of each expert in A and D
+  int64_t a_rows = 0;           // rows of A and D
+  int64_t real_rows = 0;        // sum of rows
+  GemmShape plan;               // the shape the library plans (and prewarm compiles) for it
+};
+
+GroupedLayout grouped_layout(const host::GroupedShape& g, uint64_t seed) {
+  const bool masked = g.kind == GemmKind::GroupedMasked;
+  host::SplitMix64 rng(seed + uint64_t(g.groups * 1009 + g.expected_m * 131 + g.n * 7 + g.k) + (masked ? 17u : 0u));
+  GroupedLayout l;
+  for (int64_t e = 0; e < g.groups; ++e) {
+    int64_t rows = static_cast<int64_t>(double(g.expected_m) * (0.7 + 0.6 * rng.uniform()));
+    if (masked) rows = std::min(rows, g.max_m);
+    l.rows.push_back(rows);
+    l.offset.push_back(masked ? e * g.max_m : l.a_rows);
+    if (!masked) l.a_rows += (rows + kGroupedSegmentRows - 1) / kGroupedSegmentRows * kGroupedSegmentRows;
+    l.real_rows += rows;
+  }
+  if (masked) l.a_rows = g.groups * g.max_m;
+  l.plan = GemmShape{masked ? g.groups * g.expected_m : l.a_rows, g.n, g.k, g.kind};
+  return l;
+}
+
+// The masked layout's A [groups * max_m, K] (per-token scales): random values in the rows
+// either library reads (each expert's first rows, rounded up to 4 for cuBLASLt), zeros with
+// unit scales in the others (drawing all 32 x 4096 rows would cost seconds per shape).
+host::Fp8Operand masked_operand(const host::GroupedShape& g, const GroupedLayout& l, uint64_t seed) {
+  host::Fp8Operand a;
+  a.rows = l.a_rows;
+  a.cols = a.ld = g.k;
+  a.per_token = true;
+  a.scale_stride = per_token_scale_stride(a.rows);
+  const int64_t kb = scale_blocks(g.k);
+  a.data.assign(size_t(a.rows * a.ld), 0);
+  a.scales.assign(size_t(kb * a.scale_stride), 1.0f);
+  for (int64_t e = 0; e < g.groups; ++e) {
+    const int64_t first = l.offset[size_t(e)];
+    const int64_t rows = std::min((l.rows[size_t(e)] + 3) / 4 * 4, a.rows - first);
+    if (rows <= 0) continue;
+    const host::Fp8Operand part = host::random_operand(rows, g.k, g.k, true, seed + uint64_t(e) * 7919u);
+    std::copy(part.data.begin(), part.data.end(), a.data.begin() + first * a.ld);
+    for (int64_t j = 0; j < kb; ++j)
+      std::copy_n(part.scales.begin() + j * part.scale_stride, rows,
+                  a.scales.begin() + j * a.scale_stride + first);
+  }
+  return a;
+}
+
+// gemm_fp8_nt_grouped_contiguous / _masked on one shape of the set, against cuBLASLt's
+// Forward GEMM called once per expert (its real rows, rounded up to 4 as cuBLASLt requires)
+// in a loop inside the timed call; cuBLASLt is prepared once per distinct row count before
+// timing. FLOPs and bytes count the real rows only (not the padding, not rows past masked_m).
+Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream) {
+  const bool masked = g.kind == GemmKind::GroupedMasked;
+  const GroupedLayout l = grouped_layout(g, o.seed);
+  const int64_t groups = g.groups, n = g.n, k = g.k, m = l.a_rows;
+  const int64_t kb = scale_blocks(k), nb = scale_blocks(n), l4 = (kb + 3) / 4 * 4;
+  Row row;
+  row.kind = masked ? "grouped_masked" : "grouped_contiguous";
+  row.m = l.real_rows;
+  row.n = n;
+  row.k = k;
+  row.groups = groups;
+  row.expected_m = g.expected_m;
+  row.max_m = masked ? g.max_m : 0;
+  row.a_rows = m;
+  row.kernel = kernel_name(l.plan);
+
+  // A [rows, K] per token; B: the experts stacked [G * N, K] with their 128x128 scales
+  // stacked [G * ceil(N/128), ceil(K/128)].
+  const host::Fp8Operand a = masked ? masked_operand(g, l, o.seed + uint64_t(m * 31 + n * 7 + k))
+                                    : host::random_operand(m, k, k, true, o.seed + uint64_t(m * 31 + n * 7 + k));
+  const host::Fp8Operand b = host::random_operand(groups * n, k, k, false, o.seed + uint64_t(n * 13 + k + groups));
+  std::vector<float> sfb(size_t(groups * nb * kb));
+  host::SplitMix64 rng(o.seed + uint64_t(groups * nb * kb));
+  for (float& v : sfb) v = float(std::exp2(rng.uniform() * 6.0 - 3.0));
+  std::vector<int32_t> index;  // contiguous: group_of_row; masked: masked_m
+  if (masked) {
+    for (int64_t r : l.rows) index.push_back(int32_t(r));
+  } else {
+    index.assign(size_t(m), -1);
+    for (int64_t e = 0; e < groups; ++e)
+      std::fill_n(index.begin() + l.offset[size_t(e)], l.rows[size_t(e)], int32_t(e));
+  }
+
+  // cuBLASLt, per expert with rows: rows rounded up to 4 (the extra rows are padding rows of
+  // the segment, or the expert's unused rows), A's VEC128 scales compacted per expert
+  // ([ceil(K/128)][rows]), B's block scales with the K-block count padded to 4.
+  std::vector<int64_t> rows4(size_t(groups), 0), sfa_offset(size_t(groups), 0);
+  std::vector<float> sfa_cublas, sfb_cublas(size_t(groups * nb * l4), 1.0f);
+  bool cublas_fits = true;
+  for (int64_t e = 0; e < groups; ++e) {
+    const int64_t r4 = (l.rows[size_t(e)] + 3) / 4 * 4, first = l.offset[size_t(e)];
+    rows4[size_t(e)] = r4;
+    sfa_offset[size_t(e)] = int64_t(sfa_cublas.size());
+    if (r4 == 0) continue;
+    if (first + r4 > m) {
+      cublas_fits = false;
+      continue;
+    }
+    for (int64_t j = 0; j < kb; ++j)
+      for (int64_t i = 0; i < r4; ++i) sfa_cublas.push_back(a.scales[size_t(j * a.scale_stride + first + i)]);
+    for (int64_t i = 0; i < nb; ++i)
+      for (int64_t j = 0; j < kb; ++j)
+        sfb_cublas[size_t((e * nb + i) * l4 + j)] = sfb[size_t((e * nb + i) * kb + j)];
+  }
+  if (sfa_cublas.empty()) sfa_cublas.push_back(1.0f);
+
+  // Rotation: sets enough to cover 256 MB of what one call reads and writes (the experts with
+  // rows, the real rows of A and D), as many as fit in 70% of the free device memory.
+  int64_t active = 0;
+  for (int64_t r : l.rows) active += r > 0;
+  const size_t touched = size_t(l.real_rows * k + active * n * k) + size_t(l.real_rows * kb + active * nb * kb) * 4 +
+                         size_t(l.real_rows * n) * 2;
+  const size_t allocated = size_t(m * k + groups * n * k) + (a.scales.size() + sfb.size()) * 4 +
+                           (cublas != nullptr ? (sfa_cublas.size() + sfb_cublas.size()) * 4 + size_t(m * n) * 2 : 0) +
+                           size_t(m * n) * 2;
+  size_t free_bytes = 0, total_bytes = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  const size_t fit = std::max<size_t>(1, size_t(double(free_bytes) * 0.7) / std::max<size_t>(allocated, 1));
+  const int sets = static_cast<int>(std::min<size_t>(
+      std::clamp<size_t>((kRotationBytes + touched - 1) / std::max<size_t>(touched, 1), 1, 64), fit));
+  row.sets = sets;
+  std::vector<Set> s(static_cast<size_t>(sets));
+  for (int i = 0; i < sets; ++i) {
+    Set& x = s[size_t(i)];
+    x.a = DeviceBuffer(a.data.size());
+    x.sfa = DeviceBuffer(a.scales.size() * 4);
+    x.b = DeviceBuffer(b.data.size());
+    x.sfb = DeviceBuffer(sfb.size() * 4);
+    x.d = DeviceBuffer(size_t(m * n) * 2);
+    upload(x.a.get(), a.data.data(), a.data.size());
+    upload(x.sfa.get(), a.scales.data(), a.scales.size() * 4);
+    upload(x.b.get(), b.data.data(), b.data.size());
+    upload(x.sfb.get(), sfb.data(), sfb.size() * 4);
+    if (cublas != nullptr) {
+      x.sfa_cublas = DeviceBuffer(sfa_cublas.size() * 4);
+      x.sfb_cublas = DeviceBuffer(sfb_cublas.size() * 4);
+      x.d_cublas = DeviceBuffer(size_t(m * n) * 2);
+      upload(x.sfa_cublas.get(), sfa_cublas.data(), sfa_cublas.size() * 4);
+      upload(x.sfb_cublas.get(), sfb_cublas.data(), sfb_cublas.size() * 4);
+    }
+  }
+  // The row -> expert map / masked_m: read by every call, one copy for all sets.
+  DeviceBuffer index_buffer(index.size() * 4);
+  upload(index_buffer.get(), index.data(), index.size() * 4);
+  // A pageable upload may still be in flight when cudaMemcpy returns; the stream does not
+  // wait for the legacy stream.
+  cuda_check(cudaDeviceSynchronize(), "upload");
+
+  auto ours = [&](int i, cudaStream_t st) {
+    const Set& x = s[size_t(i)];
+    const Fp8Matrix ma{x.a.get(), m, k, k}, mb{x.b.get(), groups * n, k, k};
+    const ScaleMatrix sa{x.sfa.get<float>(), m, kb, 1, a.scale_stride};
+    const ScaleMatrix sb{x.sfb.get<float>(), groups * nb, kb, kb, 1};
+    const Bf16Matrix md{x.d.get(), m, n, n};
+    if (masked)
+      gemm_fp8_nt_grouped_masked(ma, sa, mb, sb, md, index_buffer.get<int32_t>(), groups, g.expected_m, st);
+    else
+      gemm_fp8_nt_grouped_contiguous(ma, sa, mb, sb, md, index_buffer.get<int32_t>(), groups, st);
+  };
+  ours(0, stream);
+  cuda_check(cudaStreamSynchronize(stream), "first call");
+
+  // Host cost of one call (enqueue only; the kernel is loaded).
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr int kHostCalls = 64;
+  for (int i = 0; i < kHostCalls; ++i) ours(i % sets, stream);
+  row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
+  cuda_check(cudaStreamSynchronize(stream), "host timing");
+
+  row.us = time_calls(ours, sets, o.replays, stream, &row.calls_per_graph);
+  const double flops = 2.0 * double(l.real_rows) * double(n) * double(k);
+  row.tflops = flops / row.us * 1e-6;
+  row.gbs = double(touched) / row.us * 1e-3;
+
+  if (cublas != nullptr) {
+    if (!cublas_fits) {
+      row.cublas_note = "an expert's rows rounded up to 4 pass the end of A (max_m % 4 != 0)";
+      return row;
+    }
+    // One cuBLASLt problem per distinct row count, prepared with the first such expert's scales.
+    std::vector<int> problem(size_t(groups), -1);
+    std::map<int64_t, int> by_rows;
+    int max_algorithms = 0;
+    for (int64_t e = 0; e < groups; ++e) {
+      const int64_t r4 = rows4[size_t(e)];
+      if (r4 == 0) continue;
+      auto found = by_rows.find(r4);
+      if (found == by_rows.end()) {
+        std::string why;
+        const int p = by_rows.empty()
+                          ? (cublas->prepare(CublasLtGemm::Form::Forward, r4, n, k,
+                                             s[0].sfa_cublas.get<float>() + sfa_offset[size_t(e)],
+                                             s[0].sfb_cublas.get<float>() + e * nb * l4, &why)
+                                 ? 0
+                                 : -1)
+                          : cublas->add_problem(CublasLtGemm::Form::Forward, r4, n, k,
+                                                s[0].sfa_cublas.get<float>() + sfa_offset[size_t(e)],
+                                                s[0].sfb_cublas.get<float>() + e * nb * l4, &why);
+        if (p < 0) {
+          row.cublas_note = why;
+          return row;
+        }
+        found = by_rows.emplace(r4, p).first;
+        max_algorithms = std::max(max_algorithms, cublas->algorithms(p));
+      }
+      problem[size_t(e)] = found->second;
+    }
+    double best = 0;
+    for (int algo = 0; algo < max_algorithms; ++algo) {
+      auto theirs = [&](int i, cudaStream_t st) {
+        const Set& x = s[size_t(i)];
+        for (int64_t e = 0; e < groups; ++e) {
+          const int p = problem[size_t(e)];
+          if (p < 0) continue;
+          const int64_t first = l.offset[size_t(e)];
+          cublas->run_problem(p, x.a.get<uint8_t>() + first * k, x.sfa_cublas.get<float>() + sfa_offset[size_t(e)],
+                              x.b.get<uint8_t>() + e * n * k, x.sfb_cublas.get<float>() + e * nb * l4,
+                              x.d_cublas.get<uint16_t>() + first * n, std::min(algo, cublas->algorithms(p) - 1), st);
+        }
+      };
+      if (algo == 0) {
+        theirs(0, stream);
+        cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
+        // Both on the real rows only.
+        std::vector<uint16_t> d1(size_t(l.real_rows * n)), d2(d1.size());
+        size_t at = 0;
+        for (int64_t e = 0; e < groups; ++e) {
+          const size_t count = size_t(l.rows[size_t(e)] * n), from = size_t(l.offset[size_t(e)] * n);
+          cuda_check(cudaMemcpy(d1.data() + at, s[0].d.get<uint16_t>() + from, count * 2, cudaMemcpyDeviceToHost),
+                     "copy");
+          cuda_check(cudaMemcpy(d2.data() + at, s[0].d_cublas.get<uint16_t>() + from, count * 2,
+                                cudaMemcpyDeviceToHost),
+                     "copy");
+          at += count;
+        }
+        row.rel_diff = relative_difference(d1, d2);
+      }
+      int calls = 0;
+      const double us = time_calls(theirs, sets, o.replays, stream, &calls);
+      if (best == 0 || us < best) best = us;
+    }
+    row.cublas_us = best;
+    row.cublas_tflops = flops / best * 1e-6;
+  }
+  return row;
+}
+
 std::string today() {
   const std::time_t t = std::time(nullptr);
   char buffer[32];
@@ -470,15 +726,34 @@ int run_bench(const BenchOptions& o) {
     cudaStreamDestroy(stream);
     return 1;
   }
+  if (o.grouped && file.grouped.empty()) {
+    fmt::print(stderr, "bench --grouped: {} has no \"m_grouped_contiguous\" or \"m_grouped_masked\" shapes\n",
+               o.shapes);
+    cudaStreamDestroy(stream);
+    return 1;
+  }
   // Compile everything first so that no compile lands between timings.
   PrewarmOptions prewarm_options;
-  prewarm(shapes, prewarm_options);
+  if (o.grouped) {
+    std::vector<GemmShape> planned;
+    for (const host::GroupedShape& g : file.grouped) planned.push_back(grouped_layout(g, o.seed).plan);
+    prewarm(planned, prewarm_options);
+  } else {
+    prewarm(shapes, prewarm_options);
+  }
 
   fmt::print("fp8gemm {} {}bench on {} ({} SMs), driver {}, cuBLASLt {}, {}\n", info.library_version,
-             o.wgrad ? "weight-gradient (D fp32 += A x B^T in place, 1x128 scales on both) " : "", device->name,
-             device->sm_count, info.driver, cublas_version, today());
-  fmt::print("{:>6} {:>6} {:>6} | {:>9} {:>8} {:>7} {:>6} | {:>9} {:>8} | {:>7} {:>9} | {}\n", "M", "N", "K",
-             "us", "TFLOPS", "GB/s", "host", "cuBLASLt", "TFLOPS", "speedup", "rel.diff", "kernel");
+             o.wgrad     ? "weight-gradient (D fp32 += A x B^T in place, 1x128 scales on both) "
+             : o.grouped ? "grouped (experts' rows U[0.7, 1.3] x expected_m; cuBLASLt: a loop over the experts) "
+                         : "",
+             device->name, device->sm_count, info.driver, cublas_version, today());
+  if (o.grouped)
+    fmt::print("{:>10} {:>3} {:>6} {:>6} {:>6} {:>6} | {:>9} {:>8} {:>7} {:>6} | {:>9} {:>8} | {:>7} {:>9} | {}\n",
+               "kind", "G", "exp.M", "M", "N", "K", "us", "TFLOPS", "GB/s", "host", "cuBLASLt", "TFLOPS", "speedup",
+               "rel.diff", "kernel");
+  else
+    fmt::print("{:>6} {:>6} {:>6} | {:>9} {:>8} {:>7} {:>6} | {:>9} {:>8} | {:>7} {:>9} | {}\n", "M", "N", "K",
+               "us", "TFLOPS", "GB/s", "host", "cuBLASLt", "TFLOPS", "speedup", "rel.diff", "kernel");
   std::vector<Row> rows;
   bool mismatch = false;
   // bf16 output rounds each element at 2^-9; fp32 output differs only in how each library
@@ -487,7 +762,28 @@ int run_bench(const BenchOptions& o) {
   std::vector<const KernelConfig*> choices;
   for (const KernelConfig& c : o.configs) choices.push_back(&c);
   if (choices.empty()) choices.push_back(nullptr);  // the library's own choice
-  for (const GemmShape& shape : shapes) {
+  // The cuBLASLt columns, the relative difference and the kernel of a row.
+  auto tail = [](const Row& r, bool bad) {
+    return fmt::format("| {:>9} {:>8} | {:>7} {:>9} | {}{}", r.cublas_us > 0 ? fmt::format("{:.1f}", r.cublas_us) : "-",
+                       r.cublas_tflops > 0 ? fmt::format("{:.1f}", r.cublas_tflops) : "-",
+                       r.cublas_us > 0 ? fmt::format("{:.2f}x", r.cublas_us / r.us) : "-",
+                       r.rel_diff >= 0 ? fmt::format("{:.1e}", r.rel_diff) : "-", r.kernel,
+                       bad ? "  MISMATCH" : (r.cublas_note.empty() ? "" : "  (cuBLASLt: " + r.cublas_note + ")"));
+  };
+  if (o.grouped) {
+    for (const host::GroupedShape& g : file.grouped) {
+      const Row r = bench_grouped_shape(g, o, cublas.get(), stream);
+      const bool bad = r.rel_diff > tolerance;
+      mismatch = mismatch || bad;
+      fmt::print("{:>10} {:>3} {:>6} {:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} {}\n",
+                 g.kind == GemmKind::GroupedMasked ? "masked" : "contiguous", r.groups, r.expected_m, r.m, r.n, r.k,
+                 r.us, r.tflops, r.gbs, r.host_us, tail(r, bad));
+      std::fflush(stdout);
+      rows.push_back(r);
+    }
+  }
+  const std::vector<GemmShape> none;
+  for (const GemmShape& shape : o.grouped ? none : shapes) {
     if (shape.m == 0 || shape.n == 0) continue;
     for (const KernelConfig* config : choices) {
       Row r;
@@ -501,20 +797,22 @@ int run_bench(const BenchOptions& o) {
       }
       const bool bad = r.rel_diff > tolerance;
       mismatch = mismatch || bad;
-      fmt::print("{:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} | {:>9} {:>8} | {:>7} {:>9} | {}{}\n", r.m, r.n,
-                 r.k, r.us, r.tflops, r.gbs, r.host_us, r.cublas_us > 0 ? fmt::format("{:.1f}", r.cublas_us) : "-",
-                 r.cublas_tflops > 0 ? fmt::format("{:.1f}", r.cublas_tflops) : "-",
-                 r.cublas_us > 0 ? fmt::format("{:.2f}x", r.cublas_us / r.us) : "-",
-                 r.rel_diff >= 0 ? fmt::format("{:.1e}", r.rel_diff) : "-", r.kernel,
-                 bad ? "  MISMATCH" : (r.cublas_note.empty() ? "" : "  (cuBLASLt: " + r.cublas_note + ")"));
+      fmt::print("{:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} {}\n", r.m, r.n, r.k, r.us, r.tflops, r.gbs,
+                 r.host_us, tail(r, bad));
       std::fflush(stdout);
       rows.push_back(r);
     }
   }
-  // Geometric means per M.
-  std::map<int64_t, std::vector<const Row*>> by_m;
-  for (const Row& r : rows) by_m[r.m].push_back(&r);
-  for (const auto& [m, group] : by_m) {
+  // Geometric means per M (grouped: per kind).
+  std::map<std::string, std::vector<const Row*>> by_m;
+  for (const Row& r : rows)
+    by_m[o.grouped ? r.kind : fmt::format("M={:<5}", r.m)].push_back(&r);
+  // Dense and wgrad: in the order of M.
+  std::vector<std::pair<std::string, std::vector<const Row*>>> groups_in_order(by_m.begin(), by_m.end());
+  if (!o.grouped)
+    std::sort(groups_in_order.begin(), groups_in_order.end(),
+              [](const auto& x, const auto& y) { return x.second.front()->m < y.second.front()->m; });
+  for (const auto& [label, group] : groups_in_order) {
     double ours = 0, theirs = 0, speedup = 0;
     int both = 0;
     for (const Row* r : group) {
@@ -525,7 +823,7 @@ int run_bench(const BenchOptions& o) {
         ++both;
       }
     }
-    fmt::print("geomean M={:<5}: fp8gemm {:.1f} TFLOPS", m, std::exp(ours / double(group.size())));
+    fmt::print("geomean {}: fp8gemm {:.1f} TFLOPS", label, std::exp(ours / double(group.size())));
     if (both == int(group.size()))
       fmt::print(", cuBLASLt {:.1f} TFLOPS, speedup {:.2f}x", std::exp(theirs / both), std::exp(speedup / both));
     fmt::print("\n");
@@ -540,20 +838,37 @@ int run_bench(const BenchOptions& o) {
   j["date"] = today();
   j["shapes_file"] = o.shapes;
   j["method"] = std::string("median per-call time of CUDA-graph replays, rotating input copies (>= 256 MB), random data") +
-                (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "");
-  for (const Row& r : rows)
-    j["rows"].push_back({{"kind", r.kind}, {"m", r.m}, {"n", r.n}, {"k", r.k}, {"kernel", r.kernel}, {"us", r.us},
+                (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "") +
+                (o.grouped ? "; grouped: rows per expert int(expected_m x U[0.7, 1.3]) (masked: clamped to max_m), "
+                             "contiguous segments padded to 128 rows; m = real rows (FLOPs and bytes count only "
+                             "those); cuBLASLt: one Forward GEMM per expert (rows rounded up to 4) in a loop"
+                           : "");
+  for (const Row& r : rows) {
+    nlohmann::json jr = {{"kind", r.kind}, {"m", r.m}, {"n", r.n}, {"k", r.k}, {"kernel", r.kernel}, {"us", r.us},
                          {"tflops", r.tflops}, {"gbs", r.gbs}, {"host_enqueue_us", r.host_us},
                          {"cublaslt_us", r.cublas_us}, {"cublaslt_tflops", r.cublas_tflops},
-                         {"rel_diff_vs_cublaslt", r.rel_diff}, {"sets", r.sets}, {"calls_per_graph", r.calls_per_graph}});
+                         {"rel_diff_vs_cublaslt", r.rel_diff}, {"sets", r.sets}, {"calls_per_graph", r.calls_per_graph}};
+    if (o.grouped) {
+      jr["groups"] = r.groups;
+      jr["expected_m"] = r.expected_m;
+      if (r.max_m > 0) jr["max_m"] = r.max_m;
+      jr["a_rows"] = r.a_rows;
+    }
+    if (!r.cublas_note.empty()) jr["cublaslt_note"] = r.cublas_note;
+    j["rows"].push_back(jr);
+  }
   if (!o.json.empty()) std::ofstream(o.json) << j.dump(2) << "\n";
   if (!o.csv.empty()) {
     std::ofstream csv(o.csv);
-    csv << "m,n,k,kernel,us,tflops,gbs,host_enqueue_us,cublaslt_us,cublaslt_tflops,speedup,rel_diff,kind\n";
-    for (const Row& r : rows)
-      csv << fmt::format("{},{},{},{},{:.2f},{:.1f},{:.0f},{:.2f},{:.2f},{:.1f},{:.3f},{:.2e},{}\n", r.m, r.n, r.k,
+    // Grouped rows add the experts' layout at the end (m is their real rows).
+    csv << "m,n,k,kernel,us,tflops,gbs,host_enqueue_us,cublaslt_us,cublaslt_tflops,speedup,rel_diff,kind"
+        << (o.grouped ? ",groups,expected_m,max_m,a_rows\n" : "\n");
+    for (const Row& r : rows) {
+      csv << fmt::format("{},{},{},{},{:.2f},{:.1f},{:.0f},{:.2f},{:.2f},{:.1f},{:.3f},{:.2e},{}", r.m, r.n, r.k,
                          r.kernel, r.us, r.tflops, r.gbs, r.host_us, r.cublas_us, r.cublas_tflops,
                          r.cublas_us > 0 ? r.cublas_us / r.us : 0.0, r.rel_diff, r.kind);
+      csv << (o.grouped ? fmt::format(",{},{},{},{}\n", r.groups, r.expected_m, r.max_m, r.a_rows) : "\n");
+    }
   }
   cudaStreamDestroy(stream);
   return mismatch ? kExitMismatch : 0;

@@ -23,13 +23,17 @@ struct BenchOptions {
   // Time gemm_fp8_nt_wgrad on the shape file's "wgrad" shapes instead, in place
   // (D fp32 += A x B^T, C = D), against cuBLASLt's VEC128 x VEC128 FP8 GEMM with beta 1.
   bool wgrad = false;
+  // Time gemm_fp8_nt_grouped_contiguous / _masked on the shape file's "m_grouped_contiguous"
+  // and "m_grouped_masked" shapes instead (rows per expert drawn in [0.7, 1.3] x expected_m),
+  // against a loop of cuBLASLt's block-scaled FP8 GEMM over the experts.
+  bool grouped = false;
 };
 
 // "bm,bn,stages[,group_n[,multicast[,tma_store[,split_k]]]]" -> config; false if malformed.
 bool parse_kernel_config(const std::string& text, KernelConfig* config);
 
-// Times gemm_fp8_nt (or gemm_fp8_nt_wgrad) and cuBLASLt on every shape of the set;
-// returns the exit code.
+// Times gemm_fp8_nt (or gemm_fp8_nt_wgrad, or the grouped GEMMs) and cuBLASLt on every shape
+// of the set; returns the exit code.
 int run_bench(const BenchOptions& options);
 
 }  // namespace fp8gemm::cli

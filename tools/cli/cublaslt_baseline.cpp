@@ -26,22 +26,29 @@ struct CublasLtGemm::Impl {
   decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
   decltype(&cublasLtMatmul) matmul = nullptr;
 
+  // One configured (form, m, n, k).
+  struct Problem {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
+    std::vector<cublasLtMatmulHeuristicResult_t> algos;
+    Form form = Form::Forward;
+  };
+
   cublasLtHandle_t lt = nullptr;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
-  std::vector<cublasLtMatmulHeuristicResult_t> algos;
-  Form form = Form::Forward;
+  std::vector<Problem> problems;
   void* workspace = nullptr;
   size_t workspace_bytes = size_t(64) << 20;
 
-  void release_problem() {
-    if (desc) desc_destroy(desc);
-    if (la) layout_destroy(la);
-    if (lb) layout_destroy(lb);
-    if (ld) layout_destroy(ld);
-    desc = nullptr;
-    la = lb = ld = nullptr;
-    algos.clear();
+  void release(Problem& p) {
+    if (p.desc) desc_destroy(p.desc);
+    if (p.la) layout_destroy(p.la);
+    if (p.lb) layout_destroy(p.lb);
+    if (p.ld) layout_destroy(p.ld);
+    p = Problem{};
+  }
+  void release_problems() {
+    for (Problem& p : problems) release(p);
+    problems.clear();
   }
 };
 
@@ -93,67 +100,89 @@ std::unique_ptr<CublasLtGemm> CublasLtGemm::open(std::string* why) {
 CublasLtGemm::CublasLtGemm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 CublasLtGemm::~CublasLtGemm() {
-  impl_->release_problem();
+  impl_->release_problems();
   if (impl_->workspace) cudaFree(impl_->workspace);
   if (impl_->lt) impl_->destroy(impl_->lt);
 }
 
 std::string CublasLtGemm::version() const { return std::to_string(impl_->get_version()); }
 
-int CublasLtGemm::algorithms() const { return static_cast<int>(impl_->algos.size()); }
+int CublasLtGemm::algorithms() const { return algorithms(0); }
+
+int CublasLtGemm::algorithms(int problem) const {
+  return problem >= 0 && size_t(problem) < impl_->problems.size()
+             ? static_cast<int>(impl_->problems[size_t(problem)].algos.size())
+             : 0;
+}
 
 bool CublasLtGemm::prepare(Form form, int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb,
                            std::string* why) {
-  Impl& s = *impl_;
-  s.release_problem();
+  impl_->release_problems();
+  return add_problem(form, m, n, k, sfa, sfb, why) == 0;
+}
+
+int CublasLtGemm::add_problem(Form form, int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb,
+                              std::string* why) {
+  Impl::Problem s;
   s.form = form;
+  // Released (and -1 returned) unless it is stored below.
+  auto fail = [&](const std::string& reason) {
+    impl_->release(s);
+    *why = reason;
+    return -1;
+  };
   const bool wgrad = form == Form::WeightGradient;
+  Impl& lib = *impl_;
   // Row-major D [M,N] is column-major D^T [N,M] = B [N,K] x A^T: cuBLAS-A is our B
   // (transposed; BLK128x128 scales, or VEC128 for the weight gradient), cuBLAS-B is our A
   // (VEC128 scales): the "TN" form FP8 requires. VEC128 scales are one float per row and
   // 128 K, outer-dimension-major ([ceil(K/128)][rows]): our per-token layout, unpadded.
-  if (s.desc_create(&s.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) {
-    *why = "cublasLtMatmulDescCreate failed";
-    return false;
-  }
+  if (lib.desc_create(&s.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS)
+    return fail("cublasLtMatmulDescCreate failed");
   const cublasOperation_t t = CUBLAS_OP_T, nop = CUBLAS_OP_N;
   const cublasLtMatmulMatrixScale_t blk = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
   const cublasLtMatmulMatrixScale_t vec = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
-  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
-  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &nop, sizeof(nop));
-  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, wgrad ? &vec : &blk, sizeof(blk));
-  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof(vec));
-  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sfb, sizeof(sfb));
-  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sfa, sizeof(sfa));
-  s.layout_create(&s.la, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k);
-  s.layout_create(&s.lb, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k);
+  lib.desc_set(s.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
+  lib.desc_set(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &nop, sizeof(nop));
+  lib.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, wgrad ? &vec : &blk, sizeof(blk));
+  lib.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof(vec));
+  lib.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sfb, sizeof(sfb));
+  lib.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sfa, sizeof(sfa));
+  lib.layout_create(&s.la, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k);
+  lib.layout_create(&s.lb, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k);
   // D (and C, the same layout: in place for the weight gradient) is bf16 or fp32.
-  s.layout_create(&s.ld, wgrad ? CUDA_R_32F : CUDA_R_16BF, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n);
+  lib.layout_create(&s.ld, wgrad ? CUDA_R_32F : CUDA_R_16BF, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n);
   cublasLtMatmulPreference_t pref = nullptr;
-  s.pref_create(&pref);
-  s.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &s.workspace_bytes, sizeof(s.workspace_bytes));
+  lib.pref_create(&pref);
+  lib.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &lib.workspace_bytes, sizeof(lib.workspace_bytes));
   s.algos.resize(3);
   int found = 0;
-  const cublasStatus_t st = s.heuristic(s.lt, s.desc, s.la, s.lb, s.ld, s.ld, pref, 3, s.algos.data(), &found);
-  s.pref_destroy(pref);
+  const cublasStatus_t st = lib.heuristic(lib.lt, s.desc, s.la, s.lb, s.ld, s.ld, pref, 3, s.algos.data(), &found);
+  lib.pref_destroy(pref);
   s.algos.resize(st == CUBLAS_STATUS_SUCCESS ? static_cast<size_t>(found) : 0);
-  if (s.algos.empty()) {
-    *why = fmt::format("cuBLASLt has no block-scaled FP8 {}algorithm for M={} N={} K={} (status {})",
-                       wgrad ? "fp32-accumulate (VEC128 x VEC128) " : "", m, n, k, static_cast<int>(st));
-    return false;
-  }
-  return true;
+  if (s.algos.empty())
+    return fail(fmt::format("cuBLASLt has no block-scaled FP8 {}algorithm for M={} N={} K={} (status {})",
+                            wgrad ? "fp32-accumulate (VEC128 x VEC128) " : "", m, n, k, static_cast<int>(st)));
+  lib.problems.push_back(s);
+  return static_cast<int>(lib.problems.size()) - 1;
 }
 
 void CublasLtGemm::run(const void* a, const float* sfa, const void* b, const float* sfb, void* d, int algo,
                        cudaStream_t stream) {
-  Impl& s = *impl_;
-  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sfb, sizeof(sfb));
-  s.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sfa, sizeof(sfa));
+  run_problem(0, a, sfa, b, sfb, d, algo, stream);
+}
+
+void CublasLtGemm::run_problem(int problem, const void* a, const float* sfa, const void* b, const float* sfb, void* d,
+                               int algo, cudaStream_t stream) {
+  Impl& lib = *impl_;
+  Impl::Problem& s = lib.problems.at(static_cast<size_t>(problem));
+  lib.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sfb, sizeof(sfb));
+  lib.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sfa, sizeof(sfa));
   // beta 1 with C = D: the weight gradient accumulates into D in place.
   const float alpha = 1.0f, beta = s.form == Form::WeightGradient ? 1.0f : 0.0f;
-  const cublasStatus_t st = s.matmul(s.lt, s.desc, &alpha, b, s.la, a, s.lb, &beta, d, s.ld, d, s.ld,
-                                     &s.algos[static_cast<size_t>(algo)].algo, s.workspace, s.workspace_bytes, stream);
+  const cublasStatus_t st = lib.matmul(lib.lt, s.desc, &alpha, b, s.la, a, s.lb, &beta, d, s.ld, d, s.ld,
+                                       &s.algos.at(static_cast<size_t>(algo)).algo, lib.workspace, lib.workspace_bytes,
+                                       stream);
   if (st != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(fmt::format("cublasLtMatmul failed (status {})", int(st)));
 }
 

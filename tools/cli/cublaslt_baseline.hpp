@@ -38,6 +38,14 @@ class CublasLtGemm {
   void run(const void* a, const float* sfa, const void* b, const float* sfb, void* d, int algo,
            cudaStream_t stream);
   int algorithms() const;
+
+  // Several problems at once (the grouped bench's loop of per-expert GEMMs): prepare() keeps
+  // only the problem it configures (index 0); add_problem() configures one more next to those
+  // and returns its index, or -1 and why. run_problem() runs problem `problem` like run().
+  int add_problem(Form form, int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb, std::string* why);
+  void run_problem(int problem, const void* a, const float* sfa, const void* b, const float* sfb, void* d, int algo,
+                   cudaStream_t stream);
+  int algorithms(int problem) const;
   std::string version() const;
 
  private:

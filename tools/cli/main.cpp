@@ -52,6 +52,9 @@ int run_prewarm(const std::string& shapes_path, int jobs, int sms, bool quiet) {
   };
   std::vector<fp8gemm::GemmShape> all = file.dense;
   all.insert(all.end(), file.wgrad.begin(), file.wgrad.end());
+  // Grouped shapes at their typical total M (contiguous: every expert at expected_m rows,
+  // segments padded; masked: groups x expected_m).
+  for (const fp8gemm::host::GroupedShape& g : file.grouped) all.push_back(fp8gemm::host::prewarm_shape(g));
   const fp8gemm::PrewarmReport r = fp8gemm::prewarm(all, options);
   if (progress) progress->finish();
   const fp8gemm::RuntimeInfo info = fp8gemm::runtime_info();
@@ -230,8 +233,8 @@ int main(int argc, char** argv) {
                   "Exit 0 with a note when there is no sm_90 GPU (for scripts that also run on build machines)");
 
   CLI::App* bench = app.add_subcommand(
-      "bench", "Time gemm_fp8_nt (or gemm_fp8_nt_wgrad with --wgrad) and cuBLASLt's block-scaled FP8 GEMM on a shape "
-               "set (needs an sm_90 GPU)");
+      "bench", "Time gemm_fp8_nt (or gemm_fp8_nt_wgrad with --wgrad, the grouped GEMMs with --grouped) and "
+               "cuBLASLt's block-scaled FP8 GEMM on a shape set (needs an sm_90 GPU)");
   fp8gemm::cli::BenchOptions bench_options;
   bench->add_option("--shapes", bench_options.shapes, "Shape set (JSON)")->required()->check(CLI::ExistingFile);
   bench->add_option("--replays", bench_options.replays, "Timed graph replays per shape (median reported)")
@@ -247,6 +250,11 @@ int main(int argc, char** argv) {
                   "Time gemm_fp8_nt_wgrad on the shape set's \"wgrad\" shapes instead: D fp32 += A x B^T in place "
                   "(C = D), 1x128 scales on both operands, against cuBLASLt with VEC128 scales on both, fp32 D and "
                   "beta 1 (results must agree to 1e-3)");
+  bench->add_flag("--grouped", bench_options.grouped,
+                  "Time gemm_fp8_nt_grouped_contiguous and gemm_fp8_nt_grouped_masked on the shape set's "
+                  "\"m_grouped_contiguous\" and \"m_grouped_masked\" shapes instead (rows per expert drawn in "
+                  "[0.7, 1.3] x expected_m, seeded), against a loop of per-expert cuBLASLt GEMMs (results must "
+                  "agree to 1e-2 on the real rows)");
   std::vector<std::string> bench_configs;
   bench->add_option("--config", bench_configs,
                     "Time this kernel config instead of the library's choice: "
@@ -284,6 +292,15 @@ int main(int argc, char** argv) {
   }
   if (bench_options.wgrad && bench_options.quantize) {
     fmt::print(stderr, "bench: --wgrad and --quantize exclude each other\n");
+    return 2;
+  }
+  if (bench_options.grouped && (bench_options.wgrad || bench_options.quantize)) {
+    fmt::print(stderr, "bench: --grouped excludes --wgrad and --quantize\n");
+    return 2;
+  }
+  if (bench_options.grouped && !bench_options.configs.empty()) {
+    fmt::print(stderr, "bench: --config does not apply to --grouped (the grouped GEMMs have no KernelConfig "
+                       "overload; they run the library's choice)\n");
     return 2;
   }
   if (!cache_dir.empty()) ::setenv("FP8GEMM_CACHE_DIR", cache_dir.c_str(), 1);

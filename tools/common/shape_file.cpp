@@ -7,6 +7,44 @@
 #include <nlohmann/json.hpp>
 
 namespace fp8gemm::host {
+namespace {
+
+// "m_grouped_contiguous" / "m_grouped_masked": every (groups, expected_m) with every (n, k).
+void read_grouped(const std::string& section, const nlohmann::json& j, GemmKind kind, std::vector<GroupedShape>* out) {
+  const bool masked = kind == GemmKind::GroupedMasked;
+  if (!j.is_object() || !j.contains("groups_expected_m") || !j.contains("nk"))
+    throw std::runtime_error("section '" + section + "' needs \"groups_expected_m\": [[groups, expected_m], ...] and "
+                             "\"nk\": [[n, k], ...]" + (masked ? " (and \"max_m\")" : ""));
+  int64_t max_m = 0;
+  if (masked) {
+    if (!j.contains("max_m")) throw std::runtime_error("section '" + section + "' needs \"max_m\" (rows per group)");
+    max_m = j.at("max_m").get<int64_t>();
+  }
+  for (const auto& ge : j.at("groups_expected_m"))
+    for (const auto& nk : j.at("nk")) {
+      GroupedShape s;
+      s.kind = kind;
+      s.groups = ge.at(0).get<int64_t>();
+      s.expected_m = ge.at(1).get<int64_t>();
+      s.max_m = max_m;
+      s.n = nk.at(0).get<int64_t>();
+      s.k = nk.at(1).get<int64_t>();
+      if (s.groups < 1 || s.expected_m < 1 || s.n < 1 || s.k < 1)
+        throw std::runtime_error("section '" + section + "': groups, expected_m, n and k must be positive");
+      if (masked && s.expected_m > max_m)
+        throw std::runtime_error("section '" + section + "': expected_m " + std::to_string(s.expected_m) +
+                                 " is larger than max_m " + std::to_string(max_m));
+      out->push_back(s);
+    }
+}
+
+}  // namespace
+
+GemmShape prewarm_shape(const GroupedShape& shape) {
+  if (shape.kind == GemmKind::GroupedMasked) return {shape.groups * shape.expected_m, shape.n, shape.k, shape.kind};
+  const int64_t segment = (shape.expected_m + kGroupedSegmentRows - 1) / kGroupedSegmentRows * kGroupedSegmentRows;
+  return {shape.groups * segment, shape.n, shape.k, shape.kind};
+}
 
 ShapeFile read_shape_file(const std::string& path) {
   std::ifstream in(path);
@@ -20,6 +58,7 @@ ShapeFile read_shape_file(const std::string& path) {
   ShapeFile out;
   try {
     if (!j.is_object()) throw std::runtime_error("the top level must be an object");
+    const nlohmann::json* grouped[2] = {nullptr, nullptr};  // contiguous, masked: read in this order
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (it.key() == "about") continue;
       if (it.key() == "wgrad") {
@@ -27,6 +66,10 @@ ShapeFile read_shape_file(const std::string& path) {
           for (const auto& t : it.value().at("mnk"))
             out.wgrad.push_back({t.at(0).get<int64_t>(), t.at(1).get<int64_t>(), t.at(2).get<int64_t>(),
                                  GemmKind::WeightGradient});
+        continue;
+      }
+      if (it.key() == "m_grouped_contiguous" || it.key() == "m_grouped_masked") {
+        grouped[it.key() == "m_grouped_masked" ? 1 : 0] = &it.value();
         continue;
       }
       if (it.key() != "dense") {
@@ -43,15 +86,18 @@ ShapeFile read_shape_file(const std::string& path) {
         for (const auto& t : dense.at("mnk"))
           out.dense.push_back({t.at(0).get<int64_t>(), t.at(1).get<int64_t>(), t.at(2).get<int64_t>()});
     }
+    if (grouped[0]) read_grouped("m_grouped_contiguous", *grouped[0], GemmKind::GroupedContiguous, &out.grouped);
+    if (grouped[1]) read_grouped("m_grouped_masked", *grouped[1], GemmKind::GroupedMasked, &out.grouped);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error("shape file '" + path + "': " + e.what());
   } catch (const std::runtime_error& e) {
     throw std::runtime_error("shape file '" + path + "': " + e.what());
   }
-  if (out.dense.empty() && out.wgrad.empty())
+  if (out.dense.empty() && out.wgrad.empty() && out.grouped.empty())
     throw std::runtime_error("shape file '" + path +
-                             "' has no shapes (expected \"dense\": {\"m\": [...], \"nk\": [[n, k], ...]} and/or "
-                             "\"wgrad\": {\"mnk\": [[m, n, k], ...]})");
+                             "' has no shapes (expected \"dense\": {\"m\": [...], \"nk\": [[n, k], ...]}, "
+                             "\"wgrad\": {\"mnk\": [[m, n, k], ...]}, \"m_grouped_contiguous\" or "
+                             "\"m_grouped_masked\": {\"groups_expected_m\": [[g, m], ...], \"nk\": [[n, k], ...]})");
   return out;
 }
 

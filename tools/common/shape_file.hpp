@@ -7,9 +7,27 @@
 
 namespace fp8gemm::host {
 
+// A grouped GEMM problem of a shape set: `groups` experts of [n, k] weights, about
+// `expected_m` rows each.
+struct GroupedShape {
+  GemmKind kind = GemmKind::GroupedContiguous;  // or GroupedMasked
+  int64_t groups = 0;
+  int64_t expected_m = 0;
+  int64_t max_m = 0;  // GroupedMasked: rows per expert in A and D (0 for contiguous)
+  int64_t n = 0;
+  int64_t k = 0;
+};
+
+// The GemmShape a grouped shape is planned (prewarmed) with: GroupedContiguous: m = groups x
+// round_up(expected_m, kGroupedSegmentRows), every expert at expected_m rows with its segment
+// padded (a run's total varies with the actual rows per expert); GroupedMasked: m = groups x
+// expected_m (as GemmKind documents).
+GemmShape prewarm_shape(const GroupedShape& shape);
+
 struct ShapeFile {
   std::vector<GemmShape> dense;       // every (m, n, k) of the "dense" section
   std::vector<GemmShape> wgrad;       // the "wgrad" section (kind WeightGradient)
+  std::vector<GroupedShape> grouped;  // "m_grouped_contiguous", then "m_grouped_masked"
   std::vector<std::string> skipped;   // sections this version does not use
 };
 
@@ -17,6 +35,9 @@ struct ShapeFile {
 //   {"dense": {"m": [1, 128], "nk": [[2112, 7168], ...]}}  -> every m with every (n, k)
 //   {"dense": {"mnk": [[m, n, k], ...]}}                    -> listed triples
 //   {"wgrad": {"mnk": [[m, n, k], ...]}}                    -> weight-gradient triples
+//   {"m_grouped_contiguous": {"groups_expected_m": [[g, m], ...], "nk": [[n, k], ...]}}
+//   {"m_grouped_masked": {"max_m": 4096, "groups_expected_m": [[g, m], ...], "nk": [[n, k], ...]}}
+//                                                           -> every (g, m) with every (n, k)
 // Throws std::runtime_error with the file name and the problem.
 ShapeFile read_shape_file(const std::string& path);
 
