@@ -168,7 +168,6 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "wgmma N");
   static_assert(kMulticast >= 0 && kMulticast <= 2, "multicast mode");
   static_assert(kGrouping == 0 || (kMulticast == 0 && kSplitK == 1 && kBlockM <= 128), "grouped: plain 64/128-row tiles");
-  static_assert(kGrouping != 2 || kTmaStore == 0, "masked: rows past masked_m stay untouched");
   static_assert(kSplitK == 1 || (kSplitK == 2 && kMulticast == 0 && kKBlocks >= 2), "split-K over a pair");
   static_assert(kSplitK == 1 || kTmaStore == 0 || kBlockN % 128 == 0, "each CTA stores whole 64-column slabs");
   // K blocks of this CTA: all, or one half with split-K.
@@ -517,6 +516,32 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
           }
         }
       }
+      // bf16 pairs of wave w straight to global memory, clipped at the tile's row limit and N
+      // (the checks are skipped for tiles that lie wholly inside D).
+      const bool full_tile = tr.row0 + kBlockM <= tr.limit && n0 + kBlockN <= kN && kSplitK == 1;
+      auto store_wave_direct = [&](int w) {
+        const int row0 = tr.row0 + wg_row0 + w * 64 + wave_row;
+        u16* d_row0 = d + static_cast<long long>(row0) * ldd + n0 + col_in_chunk;
+        u16* d_row1 = d_row0 + 8 * ldd;
+        if (full_tile) {
+#pragma unroll
+          for (int i = 0; i < kChunks; ++i) {
+            st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
+            st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+          }
+        } else {
+          const bool row0_ok = row0 < tr.limit, row1_ok = row0 + 8 < tr.limit;
+#pragma unroll
+          for (int i = 0; i < kChunks; ++i) {
+            const bool col_ok = n0 + 8 * i + col_in_chunk < kN && i >= own_lo && i < own_hi;
+            if (col_ok && row0_ok) st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
+            if (col_ok && row1_ok) st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+          }
+        }
+      };
+      // Masked: a wave whose 64 rows reach past masked_m goes out directly (a 64-row TMA
+      // box would write the rows past it, which must stay untouched).
+      auto wave_by_tma = [&](int w) { return kGrouping != 2 || tr.row0 + wg_row0 + w * 64 + 64 <= tr.limit; };
       if constexpr (kTmaStore != 0) {
         // Each warpgroup writes its rows as bf16 into swizzled 64x64 slab buffers
         // (conflict-free: the 8 rows of a store land in 8 different 16-byte chunks) and
@@ -531,6 +556,10 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
           int q = 0;  // slabs of this tile written so far by this warpgroup
 #pragma unroll
           for (int w = 0; w < kWaves; ++w) {
+            if (!wave_by_tma(w)) {
+              store_wave_direct(w);
+              continue;
+            }
 #pragma unroll
             for (int j = 0; j < kBlockN / 64; ++j) {
               if (j * 8 < own_lo || j * 8 >= own_hi) continue;
@@ -547,7 +576,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
                 st_shared_u32(buf + (wave_row + 8) * 128 + chunk, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
               }
               ++q;
-              if (kDBuffers == 1 || q == kDBuffers) {
+              if (kDBuffers == 1) {
                 fence_proxy_async_shared();
                 named_barrier_sync(1 + warpgroup, 128);
               }
@@ -557,13 +586,18 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
               }
             }
           }
-          if (kDBuffers > 1 && leader) {
+          // (q is the same in every thread of the warpgroup: the choices above are uniform.)
+          if (kDBuffers > 1 && q > 0) {
+            fence_proxy_async_shared();
+            named_barrier_sync(1 + warpgroup, 128);
+          }
+          if (kDBuffers > 1 && q > 0 && leader) {
             int r = 0;
 #pragma unroll
             for (int w = 0; w < kWaves; ++w)
 #pragma unroll
               for (int j = 0; j < kBlockN / 64; ++j) {
-                if (j * 8 < own_lo || j * 8 >= own_hi) continue;
+                if (j * 8 < own_lo || j * 8 >= own_hi || !wave_by_tma(w)) continue;
                 tma_store_2d(&tmap_d, wg_buffers + static_cast<u32>(r++) * kSlabBytes, n0 + 64 * j,
                              tr.row0 + wg_row0 + w * 64);
               }
@@ -571,32 +605,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
           }
         }
       } else {
-        // bf16 pairs straight to global memory, clipped at M and N (the checks are
-        // skipped for tiles that lie wholly inside D).
-        const bool full_tile = tr.row0 + kBlockM <= tr.limit && n0 + kBlockN <= kN && kSplitK == 1;
 #pragma unroll
-        for (int w = 0; w < kWaves; ++w) {
-          const int row0 = tr.row0 + wg_row0 + w * 64 + wave_row;
-          u16* d_row0 = d + static_cast<long long>(row0) * ldd + n0 + col_in_chunk;
-          u16* d_row1 = d_row0 + 8 * ldd;
-          if (full_tile) {
-#pragma unroll
-            for (int i = 0; i < kChunks; ++i) {
-              st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
-              st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
-            }
-          } else {
-            const bool row0_ok = row0 < tr.limit, row1_ok = row0 + 8 < tr.limit;
-#pragma unroll
-            for (int i = 0; i < kChunks; ++i) {
-              const bool col_ok = n0 + 8 * i + col_in_chunk < kN && i >= own_lo && i < own_hi;
-              if (col_ok && row0_ok)
-                st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
-              if (col_ok && row1_ok)
-                st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
-            }
-          }
-        }
+        for (int w = 0; w < kWaves; ++w) store_wave_direct(w);
       }
       if constexpr (kSplitK == 2) {
         // This CTA's exchange buffer has been read: the partner may write the next tile's.

@@ -117,9 +117,6 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
     // ranges that a pair of CTAs or a 256-row tile would straddle.
     if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128 (grouped)", c.block_m);
     if (c.multicast != 0 || c.split_k != 1) return "the grouped kernels have no multicast or split-K";
-    // Masked rows past masked_m must stay untouched: a TMA store writes whole 64-row boxes.
-    if (spec.kind == KernelKind::GroupedMasked && c.tma_store != 0)
-      return "the masked grouped kernel stores D directly (tma_store=0)";
   }
   if (spec.kind == KernelKind::Gemm1D1D) {
     if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128 (weight gradient)", c.block_m);
