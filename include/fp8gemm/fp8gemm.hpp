@@ -142,7 +142,7 @@ struct Fp32Matrix {
 // c: nullptr (C = 0), &d (accumulate into D in place), or another [M,N] fp32 matrix that
 // does not overlap D. Rules as for gemm_fp8_nt, with N % 4 == 0 for the fp32 rows.
 // C is read once and D written once, tile by tile (one fp32 addition per element: D =
-// fl(C + P), P the promoted product); in place and separate C cost the same. Writes only
+// fl(C + P), P the promoted product); in place and separate C take the same path. Writes only
 // the [M, N] elements of D, never the padding of its rows.
 FP8GEMM_API void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                                    const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c = nullptr,
