@@ -185,6 +185,32 @@ FP8GEMM_API void gemm_fp8_nt_grouped_masked(const Fp8Matrix& a, const ScaleMatri
                                             const ScaleMatrix& b_scales, const Bf16Matrix& d, const int32_t* masked_m,
                                             int64_t groups, int64_t expected_m, Stream stream = nullptr);
 
+// k-grouped weight gradient (mixture-of-experts backward): for every group g,
+//   D[g] [M, N] fp32 = C[g] + A_g [M, K_g] x B_g [N, K_g]^T, all groups in one launch.
+// A [M, K] and B [N, K] (e4m3, K-major) hold the groups' columns side by side, each group
+// starting on a 128-column block boundary: group g starts at column sum over h < g of
+// k_grouped_columns(K_h), spans K_g columns, and the columns from its end to the next
+// boundary must hold zeros in A and B (the kernel reads whole 128-column blocks). This is
+// the layout quantize_transposed_per_token writes when called per group with q.data and
+// scales.data offset to the group's first block (and the padding zeroed once).
+// a_scales [M, ceil(K/128)] M-major and b_scales [N, ceil(K/128)] N-major as for
+// gemm_fp8_nt_wgrad (per_token_scales(data, M, K) / (data, N, K)): group g's scales are the
+// columns of its blocks, so scale blocks restart at each group and its last may be partial.
+// group_k [groups] int32 on the device: K_g (any value >= 0; the host never reads it, so a
+// call can be captured in a CUDA graph and replayed with new counts). K_g = 0 gives D[g] =
+// C[g] (zeros without C).
+// D [groups * M, N] fp32: group g's matrix in rows g*M .. g*M + M-1; c: nullptr (C = 0), &d
+// (accumulate in place: tiles of empty groups are not touched), or a separate [groups * M, N]
+// matrix. Rules as for gemm_fp8_nt_wgrad, plus groups >= 1 and d.rows == groups * M.
+// Device-side bad data writes nothing outside D: a negative K_g counts as 0, and columns a
+// group claims past A's K are cut off (groups past the end compute with fewer or no blocks).
+FP8GEMM_API void gemm_fp8_nt_wgrad_k_grouped(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                                             const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c,
+                                             const int32_t* group_k, int64_t groups, Stream stream = nullptr);
+
+// Columns a group of k columns occupies in gemm_fp8_nt_wgrad_k_grouped's A and B.
+constexpr int64_t k_grouped_columns(int64_t k) { return k > 0 ? (k + 127) / 128 * 128 : 0; }
+
 // The tile configuration of a GEMM kernel. gemm_fp8_nt chooses one itself; the
 // overload below runs a given one (for tuners, tests and experiments).
 struct KernelConfig {
@@ -294,13 +320,16 @@ FP8GEMM_API void convert_scales(const ScaleMatrix& in, const ScaleOutput& out, S
 
 // Which GEMM a shape is for. Forward: gemm_fp8_nt. WeightGradient: gemm_fp8_nt_wgrad. GroupedContiguous: m is the total
 // (padded) number of rows. GroupedMasked: m is groups x expected_m (what the kernel choice uses).
-enum class GemmKind { Forward = 0, WeightGradient = 1, GroupedContiguous = 2, GroupedMasked = 3 };
+// KGroupedWeightGradient: gemm_fp8_nt_wgrad_k_grouped with A [m, k] (all groups' columns) and `groups` groups.
+enum class GemmKind { Forward = 0, WeightGradient = 1, GroupedContiguous = 2, GroupedMasked = 3,
+                      KGroupedWeightGradient = 4 };
 
 struct GemmShape {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
   GemmKind kind = GemmKind::Forward;
+  int64_t groups = 1;  // KGroupedWeightGradient only
 };
 
 struct PrewarmProgress {

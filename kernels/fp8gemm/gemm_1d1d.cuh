@@ -16,6 +16,13 @@
 // refills them with the next tile's C by TMA load, which arrives during that tile's K
 // loop; the epilogue adds the result to it in place. The math threads never wait for
 // the stores: they only wait for the slabs to be ready (holding C, or free without C).
+//
+// k-grouped (kKGrouped): D [groups, M, N] with D[g] = C[g] + A_g x B_g^T, where A_g and
+// B_g are the columns of group g in A [M, K] and B [N, K]. Group g's columns start at
+// the 128-column block after the previous group's (each group padded to whole blocks,
+// the padding zero in memory) and span group_k[g] columns (on the device); its scales
+// are the same blocks of the scale tensors. Tiles run group after group; each role walks
+// the groups in the same order (GroupWalk), so all agree on every tile's K range.
 
 #include "fp8gemm/gemm_1d2d.cuh"
 
@@ -29,12 +36,34 @@ __device__ __forceinline__ void st_shared_v2_f32(u32 addr, float x, float y) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
-template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kProducerRegs, int kMathRegs>
+// K blocks of a group of k columns (0 for an empty group or a bad negative value).
+__device__ __forceinline__ int group_k_blocks(int k) { return k > 0 ? k / 128 + (k % 128 != 0) : 0; }
+
+// The K blocks of the group a tile belongs to, found by walking the groups in order
+// (tiles only move forward, so each step reads one more group_k entry). Blocks past
+// `total` (more columns claimed on the device than A has) are cut off.
+struct GroupWalk {
+  int group = 0, first = 0, count = 0;
+  __device__ __forceinline__ void start(const int* group_k, int total) {
+    count = imin(group_k_blocks(ldg_s32(group_k)), total);
+  }
+  __device__ __forceinline__ void to(int target, const int* group_k, int total) {
+    while (group < target) {
+      first = imin(first + count, total);
+      ++group;
+      count = imin(group_k_blocks(ldg_s32(group_k + group)), total - first);
+    }
+  }
+};
+
+template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kKGrouped, int kProducerRegs,
+          int kMathRegs>
 __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     gemm_1d1d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
                      const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_sfb,
                      const __grid_constant__ TensorMap tmap_d, const __grid_constant__ TensorMap tmap_c, int m,
-                     u32 stage_tx_bytes, int with_c) {
+                     u32 stage_tx_bytes, int with_c, const int* group_k, int groups, int total_k_blocks,
+                     int skip_empty) {
   constexpr int kMathWarpgroups = kBlockM == 64 ? 1 : 2;
   constexpr int kMathThreads = kMathWarpgroups * 128;
   constexpr int kKBlocks = (kK + 127) / 128;
@@ -86,10 +115,22 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   __syncthreads();
 
   const int m_blocks = (m + kBlockM - 1) / kBlockM;
-  const int num_tiles = m_blocks * kNBlocks;
+  const int group_tiles = m_blocks * kNBlocks;
+  const int num_tiles = kKGrouped ? group_tiles * groups : group_tiles;
+  // Dense: every tile takes all kKBlocks K blocks. k-grouped: the walk gives the group
+  // and its K blocks; a tile of an empty group is skipped when D already holds C.
+  GroupWalk walk;
+  if (kKGrouped) walk.start(group_k, total_k_blocks);
   auto tile_coords = [&](int tile, int& m_block, int& n_block) {
+    if (kKGrouped) {
+      walk.to(tile / group_tiles, group_k, total_k_blocks);
+      tile -= walk.group * group_tiles;
+    }
     super_tile_coords<kNBlocks, kGroupN>(tile, m_blocks, m_block, n_block);
   };
+  auto k_blocks_now = [&]() { return kKGrouped ? walk.count : kKBlocks; };
+  auto k_first_now = [&]() { return kKGrouped ? walk.first : 0; };
+  auto skip_now = [&]() { return kKGrouped && skip_empty && walk.count == 0; };
 
   if (threadIdx.x >= kMathThreads) {
     release_registers<kProducerRegs>();
@@ -98,7 +139,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
         int m_block, n_block;
         tile_coords(tile, m_block, n_block);
-        for (int kb = 0; kb < kKBlocks; ++kb) {
+        const int k_blocks = k_blocks_now(), k_first = k_first_now();
+        for (int i = 0; i < k_blocks; ++i) {
+          const int kb = k_first + i;
           mbar_wait(empty_bars + 8 * cursor.stage, cursor.phase ^ 1);
           const u32 full = full_bars + 8 * cursor.stage;
           mbar_arrive_expect_tx(full, stage_tx_bytes);
@@ -114,10 +157,12 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       // The storer of math warpgroup w: lane 0 of the (w + 1)-th warp after the producer's.
       const u32 slabs = smem_d + static_cast<u32>(w) * (kSlabs * kSlabBytes);
       const u32 ready = slab_bars + 16 * w, written = ready + 8;
-      int local = 0;
-      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++local) {
+      int local = 0;  // tiles stored (skipped ones not counted: the math threads skip the same)
+      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
         int m_block, n_block;
         tile_coords(tile, m_block, n_block);
+        if (skip_now()) continue;
+        const int group = kKGrouped ? walk.group : 0;
         const int n0 = n_block * kBlockN, row0 = m_block * kBlockM + w * 64;
         // Slabs inside D: those starting left of N, none if the rows start below M. (Plain
         // loops: this thread has the producer's small register budget.)
@@ -126,15 +171,25 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
         if (with_c) {
           mbar_arrive_expect_tx(ready, static_cast<u32>(inside) * kSlabBytes);
 #pragma unroll 1
-          for (int j = 0; j < inside; ++j)
-            tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + 16 * j, row0);
+          for (int j = 0; j < inside; ++j) {
+            if (kKGrouped)
+              tma_load_3d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + 16 * j, row0, group);
+            else
+              tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + 16 * j, row0);
+          }
         } else {
           mbar_arrive(ready);
         }
         mbar_wait(written, static_cast<u32>(local) & 1u);
 #pragma unroll 1
-        for (int j = 0; j < inside; ++j) tma_store_2d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + 16 * j, row0);
+        for (int j = 0; j < inside; ++j) {
+          if (kKGrouped)
+            tma_store_3d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + 16 * j, row0, group);
+          else
+            tma_store_2d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + 16 * j, row0);
+        }
         bulk_commit_group();
+        ++local;
       }
       bulk_wait_group0();  // the last stores are complete before the kernel ends
     }
@@ -197,7 +252,13 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
 
     StageCursor<kStages> cursor;
     int local = 0;  // tiles done by this CTA (the slab barriers' phase)
-    for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++local) {
+    for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+      if (kKGrouped) {
+        int m_block, n_block;
+        tile_coords(tile, m_block, n_block);
+        if (skip_now()) continue;
+      }
+      const int k_blocks = k_blocks_now();
 #pragma unroll
       for (int i = 0; i < kAccum; ++i) acc[i] = 0.0f;
       // Nothing is in flight across a loop's back edge: ptxas cannot follow a wgmma
@@ -205,7 +266,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       // alone and pairs from the second on, so that the two warpgroups' ends of pairs
       // (when a warpgroup has no wgmma in flight while it promotes) do not coincide.
       int kb = 0;
-      if (kMathWarpgroups == 2 && warpgroup == 1) {
+      if (kMathWarpgroups == 2 && warpgroup == 1 && k_blocks > 0) {
         mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
         const int stage = cursor.stage;
         issue(part[0], stage);
@@ -215,7 +276,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
         kb = 1;
       }
 #pragma unroll 1
-      for (; kb + 1 < kKBlocks; kb += 2) {
+      for (; kb + 1 < k_blocks; kb += 2) {
         mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
         const int stage_a = cursor.stage;
         issue(part[0], stage_a);
@@ -229,7 +290,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
         wgmma_wait<0>();
         retire(part[1], stage_b);
       }
-      if (kb < kKBlocks) {
+      if (kb < k_blocks) {
         mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
         const int stage = cursor.stage;
         issue(part[0], stage);
@@ -270,6 +331,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       // This thread's slab writes become visible to the storer's TMA stores.
       fence_proxy_async_shared();
       mbar_arrive(written);
+      ++local;
     }
   }
 }

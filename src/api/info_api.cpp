@@ -53,13 +53,14 @@ std::string kernel_name(const GemmShape& shape) {
   const int n_multiple = n_multiple_of(shape.kind);
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n % n_multiple != 0 || shape.k % 16 != 0)
     fail(ErrorCode::InvalidArgument, "kernel_name: shape needs M, N, K > 0, N % {} == 0, K % 16 == 0", n_multiple);
+  if (shape.groups < 1) fail(ErrorCode::InvalidArgument, "kernel_name: groups = {} must be >= 1", shape.groups);
   // Grouped kernels are not tuned: the heuristic's choice.
   const std::optional<KernelSpec> tuned =
-      grouping(kind) == 0 ? device0_tuned(shape.m, shape.n, shape.k, kind) : std::nullopt;
+      tunable(kind) ? device0_tuned(shape.m, shape.n, shape.k, kind) : std::nullopt;
   PlanOptions options;
   options.may_compile = !current_cache_only();
   if (tuned) options.tuned = &*tuned;
-  return plan_kernel(kind, planning_m(shape), shape.n, shape.k, planning_traits(0), Library::instance().store(), options)
+  return plan_kernel(kind, planning_m(shape), shape.n, planning_k(shape), planning_traits(0), Library::instance().store(), options)
       .spec.slug();
 }
 

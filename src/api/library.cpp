@@ -149,14 +149,28 @@ KernelKind kernel_kind_of(GemmKind kind, const char* fn) {
     case GemmKind::WeightGradient: return KernelKind::Gemm1D1D;
     case GemmKind::GroupedContiguous: return KernelKind::GroupedContiguous;
     case GemmKind::GroupedMasked: return KernelKind::GroupedMasked;
+    case GemmKind::KGroupedWeightGradient: return KernelKind::KGrouped;
   }
   fail(ErrorCode::InvalidArgument, "{}: unknown GemmShape kind {}", fn, static_cast<int>(kind));
 }
 
-int n_multiple_of(GemmKind kind) { return kind == GemmKind::WeightGradient ? 4 : 8; }
+bool tunable(KernelKind kind) { return kind == KernelKind::Gemm1D2D || kind == KernelKind::Gemm1D1D; }
+
+int n_multiple_of(GemmKind kind) {
+  return kind == GemmKind::WeightGradient || kind == GemmKind::KGroupedWeightGradient ? 4 : 8;
+}
+
+int64_t k_grouped_planning_k(int64_t k, int64_t groups) {
+  return std::max<int64_t>(128, m_bucket((k + groups - 1) / std::max<int64_t>(groups, 1)));
+}
 
 int64_t planning_m(const GemmShape& shape) {
+  if (shape.kind == GemmKind::KGroupedWeightGradient) return shape.groups * shape.m;
   return shape.kind == GemmKind::GroupedContiguous && shape.m > 0 ? m_bucket(shape.m) : shape.m;
+}
+
+int64_t planning_k(const GemmShape& shape) {
+  return shape.kind == GemmKind::KGroupedWeightGradient ? k_grouped_planning_k(shape.k, shape.groups) : shape.k;
 }
 
 std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k, KernelKind kind) {

@@ -77,9 +77,16 @@ std::optional<TuningMetadata> device0_metadata();
 // 8). Throws Error(InvalidArgument) naming `fn` for a kind outside the enum.
 KernelKind kernel_kind_of(GemmKind kind, const char* fn);
 int n_multiple_of(GemmKind kind);
+// Whether the tuner covers a kernel kind (the dense forward and weight-gradient GEMMs).
+bool tunable(KernelKind kind);
 // The M a shape is planned with: GroupedContiguous plans its total M's power-of-two bucket
-// (as gemm_fp8_nt_grouped_contiguous does), the others M itself.
+// (as gemm_fp8_nt_grouped_contiguous does), KGroupedWeightGradient all groups' rows
+// (groups x M), the others M itself.
 int64_t planning_m(const GemmShape& shape);
+// The K: KGroupedWeightGradient plans the power-of-two bucket of the mean K per group (at
+// least 128), so that a batch's varying token counts keep the kernel; the others K itself.
+int64_t planning_k(const GemmShape& shape);
+int64_t k_grouped_planning_k(int64_t k, int64_t groups);
 
 // The tuning database's winner for a problem on device 0, if the tuning mode is not Off.
 std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k, KernelKind kind = KernelKind::Gemm1D2D);

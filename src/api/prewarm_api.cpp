@@ -26,6 +26,7 @@ void check_shape(const GemmShape& s) {
     fail(ErrorCode::InvalidArgument,
          "prewarm: shape m={} n={} k={} is not valid for its kind (N % {} == 0, K % 16 == 0, K > 0)", s.m, s.n, s.k,
          n_multiple);
+  if (s.groups < 1) fail(ErrorCode::InvalidArgument, "prewarm: shape m={} n={} k={} has groups = {}; it must be >= 1", s.m, s.n, s.k, s.groups);
 }
 
 KernelKind kernel_kind(const GemmShape& s) { return kernel_kind_of(s.kind, "prewarm"); }
@@ -44,7 +45,8 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
     check_shape(s);
     if (s.m == 0 || s.n == 0) continue;
     bool seen = false;
-    for (const GemmShape& x : work) seen = seen || (x.m == s.m && x.n == s.n && x.k == s.k && x.kind == s.kind);
+    for (const GemmShape& x : work)
+      seen = seen || (x.m == s.m && x.n == s.n && x.k == s.k && x.kind == s.kind && x.groups == s.groups);
     if (!seen) work.push_back(s);
   }
 
@@ -67,11 +69,12 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
         // heuristic), plus the winners other devices' databases in this cache directory
         // hold, so that cache-only processes there find them too.
         const KernelKind kind = kernel_kind(work[i]);
-        const std::optional<KernelSpec> tuned = device0_tuned(work[i].m, work[i].n, work[i].k, kind);
+        const std::optional<KernelSpec> tuned =
+            tunable(kind) ? device0_tuned(work[i].m, work[i].n, work[i].k, kind) : std::nullopt;
         PlanOptions plan_options;
         if (tuned) plan_options.tuned = &*tuned;
-        planned = plan_kernel(kind, planning_m(work[i]), work[i].n, work[i].k, traits, store, plan_options);
-        for (const TuningDb& db : databases)
+        planned = plan_kernel(kind, planning_m(work[i]), work[i].n, planning_k(work[i]), traits, store, plan_options);
+        for (const TuningDb& db : tunable(kind) ? databases : std::vector<TuningDb>{})
           if (const TunedEntry* e = db.find(kind, work[i].m, work[i].n, work[i].k)) {
             const KernelSpec& s = e->spec;
             const bool seen = s == planned.spec || std::any_of(extra.begin(), extra.end(),

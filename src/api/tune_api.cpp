@@ -37,7 +37,7 @@ std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOpt
            "tune: shape m={} n={} k={} is not valid for its kind (N % {} == 0, K % 16 == 0, K > 0)", s.m, s.n, s.k,
            n_multiple);
     if (s.m == 0 || s.n == 0) continue;
-    if (grouping(kind) != 0) continue;  // grouped kernels use the heuristic's choice (not tuned yet)
+    if (!tunable(kind)) continue;  // grouped kernels use the heuristic's choice (not tuned yet)
     if (std::none_of(work.begin(), work.end(),
                      [&](const GemmShape& x) { return x.m == s.m && x.n == s.n && x.k == s.k && x.kind == s.kind; }))
       work.push_back(s);

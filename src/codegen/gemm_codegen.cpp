@@ -52,10 +52,11 @@ GeneratedKernel generate_kernel(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   GeneratedKernel g;
   g.slug = spec.slug();
-  const bool wgrad = spec.kind == KernelKind::Gemm1D1D;
+  const bool wgrad = is_1d1d(spec.kind);
   if (wgrad)
-    g.name_expression = fmt::format("fp8gemm_dev::gemm_1d1d_kernel<{}, {}, {}, {}, {}, {}, {}, {}>", spec.n, spec.k,
-                                    c.block_m, c.block_n, c.stages, c.group_n, layout.producer_registers,
+    g.name_expression = fmt::format("fp8gemm_dev::gemm_1d1d_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}>", spec.n,
+                                    spec.k, c.block_m, c.block_n, c.stages, c.group_n,
+                                    spec.kind == KernelKind::KGrouped ? 1 : 0, layout.producer_registers,
                                     layout.math_registers);
   else
     g.name_expression =

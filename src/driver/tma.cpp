@@ -61,14 +61,22 @@ Tma2d tma_fp32_output(const void* data, int64_t rows, int64_t cols, int64_t ld) 
   return t;
 }
 
+Tma2d tma_fp32_output_grouped(const void* data, int64_t groups, int64_t rows, int64_t cols, int64_t ld) {
+  Tma2d t = tma_fp32_output(data, rows, cols, ld);
+  t.depth = static_cast<uint64_t>(groups);
+  t.depth_stride_bytes = static_cast<uint64_t>(rows) * static_cast<uint64_t>(ld) * 4;
+  return t;
+}
+
 CUtensorMap encode_tma(const Tma2d& t) {
   CUtensorMap map;
-  const cuuint64_t dims[2] = {t.dims[0], t.dims[1]};
-  const cuuint64_t strides[1] = {t.row_stride_bytes};
-  const cuuint32_t box[2] = {t.box[0], t.box[1]};
-  const cuuint32_t element_strides[2] = {1, 1};
+  const cuuint32_t rank = t.depth > 0 ? 3 : 2;
+  const cuuint64_t dims[3] = {t.dims[0], t.dims[1], t.depth};
+  const cuuint64_t strides[2] = {t.row_stride_bytes, t.depth_stride_bytes};
+  const cuuint32_t box[3] = {t.box[0], t.box[1], 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
   const CUresult r = driver().cuTensorMapEncodeTiled(
-      &map, t.dtype, 2, const_cast<void*>(t.base), dims, strides, box, element_strides,
+      &map, t.dtype, rank, const_cast<void*>(t.base), dims, strides, box, element_strides,
       CU_TENSOR_MAP_INTERLEAVE_NONE, t.swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)

@@ -39,14 +39,14 @@ class TmaCache {
   static bool same(const Tma2d& a, const Tma2d& b) {
     return a.dtype == b.dtype && a.base == b.base && a.dims[0] == b.dims[0] && a.dims[1] == b.dims[1] &&
            a.row_stride_bytes == b.row_stride_bytes && a.box[0] == b.box[0] && a.box[1] == b.box[1] &&
-           a.swizzle == b.swizzle;
+           a.swizzle == b.swizzle && a.depth == b.depth && a.depth_stride_bytes == b.depth_stride_bytes;
   }
 
  private:
   static size_t hash(const Tma2d& t) {
     uint64_t h = reinterpret_cast<uintptr_t>(t.base) * 0x9E3779B97F4A7C15ull;
     for (uint64_t v : {uint64_t(t.dtype), t.dims[0], t.dims[1], t.row_stride_bytes, uint64_t(t.box[0]),
-                       uint64_t(t.box[1]), uint64_t(t.swizzle)})
+                       uint64_t(t.box[1]), uint64_t(t.swizzle), t.depth, t.depth_stride_bytes})
       h = (h ^ v) * 0x100000001B3ull;
     return static_cast<size_t>(h ^ (h >> 29));
   }

@@ -66,7 +66,7 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device)
   // Stages hide load latency; too few expose it.
   const double latency_penalty = c.stages < 4 ? (4 - c.stages) * 0.04 : 0.0;
   const double slabs_per_warpgroup = c.block_m / 64.0 / l.math_warpgroups * (c.block_n / 64.0);
-  const bool wgrad = spec.kind == KernelKind::Gemm1D1D;
+  const bool wgrad = is_1d1d(spec.kind);
   // 1D1D: fp32 slabs through TMA (twice the bytes of bf16); its promotion scales every
   // column separately (a multiply more per element).
   if (wgrad) k_block = kWgradKBlockFactor * k_block;
@@ -107,14 +107,23 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
           if (split_k == 2 && (multicast != 0 || (m + block_m - 1) / block_m * ((n + block_n - 1) / block_n) >=
                                                      device.num_sms))
             continue;
-          KernelSpec spec{kind, n, k, KernelConfig{block_m, block_n, 2, 8, multicast, tma_store, split_k}};
+          // k-grouped: ranked as the dense weight gradient of all groups' rows at the
+          // expected K per group (its kernel takes K at run time).
+          const bool k_grouped = kind == KernelKind::KGrouped;
+          KernelSpec spec{k_grouped ? KernelKind::Gemm1D1D : kind, n, k,
+                          KernelConfig{block_m, block_n, 2, 8, multicast, tma_store, split_k}};
           // The deepest pipeline that fits (more stages never hurt a single CTA per SM).
           for (int stages = kMaxStages; stages >= 2; --stages) {
             spec.config.stages = stages;
             if (kernel_layout(spec).smem_bytes <= device.max_smem_bytes) break;
           }
           if (!spec_illegal_reason(spec).empty()) continue;
-          out.push_back({spec, predict_us(spec, m, device)});
+          const double predicted = predict_us(spec, m, device);
+          if (k_grouped) {
+            spec.kind = KernelKind::KGrouped;
+            spec.k = 0;
+          }
+          out.push_back({spec, predicted});
         }
       }
     }

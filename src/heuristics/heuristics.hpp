@@ -20,7 +20,8 @@ struct RankedConfig {
 
 // Candidates for one problem: every legal config, ranked by the analytical cost model
 // (waves x per-tile time, bounded below by the HBM floor). Element 0 is the heuristic's
-// choice. Pure and deterministic.
+// choice. Pure and deterministic. KGrouped: m is the rows of all groups (groups x M) and
+// k the expected K per group; the specs it returns have k = 0.
 std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
                                        const DeviceTraits& device);
 

@@ -20,13 +20,16 @@ const char* kind_name(KernelKind kind) {
     case KernelKind::CopyScales: return "copy_scales";
     case KernelKind::GroupedContiguous: return "gemm1d2d_gc";
     case KernelKind::GroupedMasked: return "gemm1d2d_gm";
+    case KernelKind::KGrouped: return "gemm1d1d_kg";
   }
   return "unknown";
 }
 
 bool is_gemm(KernelKind kind) {
-  return kind == KernelKind::Gemm1D2D || kind == KernelKind::Gemm1D1D || grouping(kind) != 0;
+  return kind == KernelKind::Gemm1D2D || is_1d1d(kind) || grouping(kind) != 0;
 }
+
+bool is_1d1d(KernelKind kind) { return kind == KernelKind::Gemm1D1D || kind == KernelKind::KGrouped; }
 
 int grouping(KernelKind kind) {
   return kind == KernelKind::GroupedContiguous ? 1 : kind == KernelKind::GroupedMasked ? 2 : 0;
@@ -34,7 +37,9 @@ int grouping(KernelKind kind) {
 
 std::string KernelSpec::slug() const {
   if (!is_gemm(kind)) return fmt::format("{}{}", kind_name(kind), option == 1 ? "_pow2" : "");
-  return fmt::format("{}_n{}_k{}_bm{}_bn{}_s{}_g{}{}{}{}", kind_name(kind), n, k, config.block_m, config.block_n,
+  // k-grouped: K is a run-time value (no "_k" part).
+  const std::string k_part = kind == KernelKind::KGrouped ? "" : fmt::format("_k{}", k);
+  return fmt::format("{}_n{}{}_bm{}_bn{}_s{}_g{}{}{}{}", kind_name(kind), n, k_part, config.block_m, config.block_n,
                      config.stages, config.group_n,
                      config.multicast == 1 ? "_mcA" : config.multicast == 2 ? "_mcB" : "",
                      config.tma_store == 1 ? "_ts" : config.tma_store == 2 ? "_ts1" : "", config.split_k == 2 ? "_sk2" : "");
@@ -68,7 +73,7 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   // With three: 128 x 32 + 384 x 160 = 65536 = 512 x 128.
   // 1D1D with two: 128 x 56 + 256 x 224 = 64512 (its producer warpgroup also holds the
   // epilogue's storer threads, which need more than 40).
-  const bool wgrad_kind = spec.kind == KernelKind::Gemm1D1D;
+  const bool wgrad_kind = is_1d1d(spec.kind);
   l.producer_registers = l.math_warpgroups == 1 ? 56 : l.math_warpgroups == 3 ? 32 : wgrad_kind ? 56 : 40;
   l.math_registers = l.math_warpgroups == 1 ? 248 : l.math_warpgroups == 3 ? 160 : wgrad_kind ? 224 : 232;
   l.a_stage_bytes = c.block_m * 128;
@@ -83,13 +88,13 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   }
   // 1D1D always stores through TMA: 64-row x 16-column fp32 slabs (4 KiB), the whole
   // 64 x block_n result of each math warpgroup.
-  if (spec.kind == KernelKind::Gemm1D1D) l.d_tile_bytes = l.math_warpgroups * (c.block_n / 16) * 4096;
+  if (is_1d1d(spec.kind)) l.d_tile_bytes = l.math_warpgroups * (c.block_n / 16) * 4096;
   l.k_blocks = static_cast<int>((spec.k + 127) / 128);
   // Two tile buffers of B scales (two rows of k_blocks floats each), 8-byte aligned
   // barriers: full/empty per stage plus full/empty per B-scale buffer.
   // 1D2D: two tile buffers of B scales (two rows of k_blocks floats each). 1D1D: B's
   // scales come per stage like A's.
-  const bool wgrad = spec.kind == KernelKind::Gemm1D1D;
+  const bool wgrad = is_1d1d(spec.kind);
   // (1D1D: each stage's slot padded to the 128 bytes a TMA destination is aligned to.)
   const int sfb_bytes = wgrad ? c.stages * ((c.block_n * 4 + 127) / 128 * 128) : 2 * (2 * l.k_blocks * 4);
   const int waves_per_warpgroup = c.block_m / 64 / l.math_warpgroups;
@@ -118,17 +123,21 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
     if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128 (grouped)", c.block_m);
     if (c.multicast != 0 || c.split_k != 1) return "the grouped kernels have no multicast or split-K";
   }
-  if (spec.kind == KernelKind::Gemm1D1D) {
+  if (is_1d1d(spec.kind)) {
     if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128 (weight gradient)", c.block_m);
     if (c.block_n > 128) return fmt::format("block_n={} must be at most 128 (weight gradient)", c.block_n);
     if (c.multicast != 0 || c.tma_store != 0 || c.split_k != 1)
       return "the weight-gradient kernel has no multicast, TMA-store epilogue or split-K";
   }
   // bf16 rows of D are 16-byte aligned at N % 8, fp32 rows (weight gradient) at N % 4.
-  const int n_multiple = spec.kind == KernelKind::Gemm1D1D ? 4 : 8;
+  const int n_multiple = is_1d1d(spec.kind) ? 4 : 8;
   if (spec.n <= 0 || spec.n % n_multiple != 0)
     return fmt::format("N={} must be a positive multiple of {}", spec.n, n_multiple);
-  if (spec.k <= 0 || spec.k % 16 != 0) return fmt::format("K={} must be a positive multiple of 16", spec.k);
+  if (spec.kind == KernelKind::KGrouped) {
+    if (spec.k != 0) return fmt::format("K={}: the k-grouped kernel takes K at run time (k must be 0)", spec.k);
+  } else if (spec.k <= 0 || spec.k % 16 != 0) {
+    return fmt::format("K={} must be a positive multiple of 16", spec.k);
+  }
   if (spec.n > kMaxDimension || spec.k > kMaxDimension) return fmt::format("N and K must be at most {}", kMaxDimension);
   if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192 && c.block_m != 256)
     return fmt::format("block_m={} must be 64, 128, 192 or 256", c.block_m);
@@ -194,6 +203,7 @@ KernelSpec spec_from_json(const std::string& text) {
     else if (kind == kind_name(KernelKind::Gemm1D2D)) s.kind = KernelKind::Gemm1D2D;
     else if (kind == kind_name(KernelKind::GroupedContiguous)) s.kind = KernelKind::GroupedContiguous;
     else if (kind == kind_name(KernelKind::GroupedMasked)) s.kind = KernelKind::GroupedMasked;
+    else if (kind == kind_name(KernelKind::KGrouped)) s.kind = KernelKind::KGrouped;
     else fail(ErrorCode::InvalidArgument, "unknown kernel kind '{}'", kind);
     s.n = j.at("n").get<int64_t>();
     s.k = j.at("k").get<int64_t>();

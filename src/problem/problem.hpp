@@ -19,9 +19,15 @@ enum class KernelKind {
   // Gemm1D2D over G experts in one launch (B stacked [G * N, K]):
   GroupedContiguous,  // rows of all experts stacked in A, a group index per row on the device
   GroupedMasked,      // A [G * max_m, K], expert g uses its first masked_m[g] rows (device)
+  // Gemm1D1D over G groups in one launch: D [G, M, N], group g over its own columns of A
+  // and B (their counts on the device). K is a run-time value: the spec's k is 0.
+  KGrouped,
 };
 
 bool is_gemm(KernelKind kind);
+
+// The weight-gradient kernel (fp32 D, 1x128 scales on both operands): Gemm1D1D, KGrouped.
+bool is_1d1d(KernelKind kind);
 
 // 0 for the dense GEMMs, 1 GroupedContiguous, 2 GroupedMasked (the kernel's kGrouping).
 int grouping(KernelKind kind);

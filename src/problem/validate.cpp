@@ -284,20 +284,35 @@ bool validate_scale_copy(const ScaleMatrix& in, const ScaleOutput& out) {
   return true;
 }
 
-bool validate_gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
-                                const Fp32Matrix& d, const Fp32Matrix* c) {
-  t_fn = "gemm_fp8_nt_wgrad";
+namespace {
+
+// gemm_fp8_nt_wgrad's rules (groups == 0) or gemm_fp8_nt_wgrad_k_grouped's (D and C
+// [groups * M, N]), with t_fn naming the caller.
+bool validate_1d1d(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
+                   const Fp32Matrix& d, const Fp32Matrix* c, int64_t groups) {
   const int64_t m = a.rows, k = a.cols, n = b.rows;
   if (a.rows < 0 || a.cols < 0) bad("A has negative size [{}, {}]; sizes must be >= 0", a.rows, a.cols);
   if (b.rows < 0 || b.cols < 0) bad("B has negative size [{}, {}]; sizes must be >= 0", b.rows, b.cols);
   if (b.cols != k) bad("B is [N, K] = [{}, {}] but A is [M, K] = [{}, {}]: the K of A and B must match", b.rows, b.cols, m, k);
-  if (d.rows != m || d.cols != n)
-    bad("D is [{}, {}] but must be [M, N] = [{}, {}] (M from A's rows, N from B's rows)", d.rows, d.cols, m, n);
-  if (c != nullptr && (c->rows != m || c->cols != n)) bad("C is [{}, {}] but must be [M, N] = [{}, {}]", c->rows, c->cols, m, n);
+  if (groups > 0) {
+    if (d.rows != groups * m || d.cols != n)
+      bad("D is [{}, {}] but must be [groups * M, N] = [{}, {}] (the {} groups' [M, N] matrices stacked; M from A's "
+          "rows, N from B's rows)",
+          d.rows, d.cols, groups * m, n, groups);
+    if (c != nullptr && (c->rows != groups * m || c->cols != n))
+      bad("C is [{}, {}] but must be [groups * M, N] = [{}, {}]", c->rows, c->cols, groups * m, n);
+  } else {
+    if (d.rows != m || d.cols != n)
+      bad("D is [{}, {}] but must be [M, N] = [{}, {}] (M from A's rows, N from B's rows)", d.rows, d.cols, m, n);
+    if (c != nullptr && (c->rows != m || c->cols != n))
+      bad("C is [{}, {}] but must be [M, N] = [{}, {}]", c->rows, c->cols, m, n);
+  }
+  const int64_t d_rows = d.rows;
   if (k % 16 != 0) bad("K = {} is not a multiple of 16; FP8 rows must start 16-byte aligned (pad K with zeros)", k);
   if (n % 4 != 0) bad("N = {} is not a multiple of 4; fp32 rows of D must start 16-byte aligned (pad N)", n);
   if (m > kMaxDimension || n > kMaxDimension || k > kMaxDimension)
     bad("M, N and K must be at most {} (got {}, {}, {}); split the problem", kMaxDimension, m, n, k);
+  if (groups * m > kMaxDimension) bad("groups x M = {} x {} must be at most {}; split the call", groups, m, kMaxDimension);
   if (m == 0 || n == 0) return false;
   if (k == 0) bad("K = 0: an empty reduction; D = C needs no GEMM (copy C into D)");
   check_pointer(a.data, "a.data", 16);
@@ -321,15 +336,36 @@ bool validate_gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& sa, const
           "multiple of 4 and >= {} (per_token_scales builds it; convert_scales converts other layouts)",
           name, s->row_stride, s->col_stride, rows);
   }
-  const Range rd = matrix_range(d.data, m, n, d.ld, 4, "D");
+  const Range rd = matrix_range(d.data, d_rows, n, d.ld, 4, "D");
   for (const Range& r : {matrix_range(a.data, m, k, a.ld, 1, "A"), matrix_range(b.data, n, k, b.ld, 1, "B"),
                          scale_range(sa, "a_scales"), scale_range(sb, "b_scales")})
     if (rd.begin < r.end && r.begin < rd.end) bad("D overlaps {} in memory; the output must be a separate buffer", r.name);
   if (c != nullptr && !(c->data == d.data && c->ld == d.ld)) {
-    const Range rc = matrix_range(c->data, m, n, c->ld, 4, "C");
+    const Range rc = matrix_range(c->data, d_rows, n, c->ld, 4, "C");
     if (rd.begin < rc.end && rc.begin < rd.end)
       bad("C overlaps D without being D: pass c = &d to accumulate in place, or a separate buffer");
   }
+  return true;
+}
+
+}  // namespace
+
+bool validate_gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
+                                const Fp32Matrix& d, const Fp32Matrix* c) {
+  t_fn = "gemm_fp8_nt_wgrad";
+  return validate_1d1d(a, sa, b, sb, d, c, 0);
+}
+
+bool validate_gemm_k_grouped(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
+                             const Fp32Matrix& d, const Fp32Matrix* c, const int32_t* group_k, int64_t groups) {
+  t_fn = "gemm_fp8_nt_wgrad_k_grouped";
+  if (groups < 1) bad("groups = {}: there must be at least one group", groups);
+  if (groups > kMaxDimension) bad("groups = {} is more than {}", groups, kMaxDimension);
+  if (!validate_1d1d(a, sa, b, sb, d, c, groups)) return false;
+  check_pointer(group_k, "group_k", 4);
+  const Range rd = matrix_range(d.data, d.rows, d.cols, d.ld, 4, "D");
+  const Range info{addr(group_k), addr(group_k) + static_cast<uintptr_t>(groups * 4), "group_k"};
+  if (rd.begin < info.end && info.begin < rd.end) bad("D overlaps group_k in memory; the output must be a separate buffer");
   return true;
 }
 

@@ -22,6 +22,10 @@ bool validate_gemm_grouped(bool masked, const Fp8Matrix& a, const ScaleMatrix& a
 // The same for gemm_fp8_nt_wgrad (C may be null or exactly D).
 bool validate_gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                                 const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c);
+// The same for gemm_fp8_nt_wgrad_k_grouped (D and C [groups * M, N], group_k on the device).
+bool validate_gemm_k_grouped(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                             const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c,
+                             const int32_t* group_k, int64_t groups);
 
 // The same for the quantizers (`op` names the function in the messages): q has x's
 // shape, or its transpose when `transposed`; the scales must be [scale_rows, scale_cols].

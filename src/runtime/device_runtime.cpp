@@ -94,7 +94,7 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
   const int64_t super_tiles = (m_blocks + pair_m - 1) / pair_m * ((p.layout.n_blocks + pair_n - 1) / pair_n);
   // Grouped kernels: m only stands for the expected size (the real row counts live on the
   // device), so the grid covers every SM and the boxes are whole.
-  const bool grouped = grouping(spec.kind) != 0;
+  const bool grouped = grouping(spec.kind) != 0 || spec.kind == KernelKind::KGrouped;
   p.grid = static_cast<unsigned>((grouped ? loaded.max_clusters : std::min<int64_t>(super_tiles, loaded.max_clusters)) *
                                  p.layout.cluster_size);
   const bool short_m = m < c.block_m && !grouped;
@@ -102,7 +102,7 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
   p.sfa_box_rows = short_m ? static_cast<int>((m + 3) / 4 * 4) : c.block_m;
   p.stage_tx_bytes = static_cast<unsigned>((c.multicast == 1 ? c.block_m : p.a_box_rows) * 128 +
                                            c.block_n * 128 + p.sfa_box_rows * 4 +
-                                           (spec.kind == KernelKind::Gemm1D1D ? c.block_n * 4 : 0));
+                                           (is_1d1d(spec.kind) ? c.block_n * 4 : 0));
   return p;
 }
 
@@ -170,15 +170,19 @@ const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binar
 
 void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& sfa,
                       const CUtensorMap& sfb, const CUtensorMap& dmap, const CUtensorMap* cmap, int m,
-                      CUstream stream) {
+                      CUstream stream, const GroupArgs& groups) {
   unsigned tx = plan.stage_tx_bytes;
   int with_c = cmap != nullptr ? 1 : 0;
+  const int* group_k = groups.info;
+  int num_groups = groups.groups, k_blocks = groups.k_blocks, skip_empty = groups.skip_empty ? 1 : 0;
   const CUtensorMap none{};  // not read when with_c == 0
   void* args[] = {const_cast<CUtensorMap*>(&a),    const_cast<CUtensorMap*>(&b),
                   const_cast<CUtensorMap*>(&sfa),  const_cast<CUtensorMap*>(&sfb),
                   const_cast<CUtensorMap*>(&dmap), const_cast<CUtensorMap*>(cmap != nullptr ? cmap : &none),
                   &m,                              &tx,
-                  &with_c};
+                  &with_c,                         &group_k,
+                  &num_groups,                     &k_blocks,
+                  &skip_empty};
   CUlaunchAttribute attr;
   const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, &attr);
   check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d1d)");

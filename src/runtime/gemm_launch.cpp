@@ -36,4 +36,26 @@ void launch_gemm_wgrad(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMa
                    stream);
 }
 
+void launch_gemm_k_grouped(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales,
+                           const Fp8Matrix& b, const ScaleMatrix& b_scales, const Fp32Matrix& d,
+                           const Fp32Matrix* c, const int32_t* group_k, int groups, CUstream stream) {
+  const int64_t m = a.rows, n = b.rows, k = a.cols;
+  const CUtensorMap tma_a = encode_tma_cached(tma_fp8_operand(a.data, m, k, a.ld, plan.a_box_rows));
+  const CUtensorMap tma_b = encode_tma_cached(tma_fp8_operand(b.data, n, k, b.ld, plan.layout.b_box_rows));
+  const CUtensorMap tma_sfa = encode_tma_cached(
+      tma_per_token_scales(a_scales.data, m, a_scales.cols, a_scales.col_stride, plan.sfa_box_rows));
+  const CUtensorMap tma_sfb = encode_tma_cached(
+      tma_per_token_scales(b_scales.data, n, b_scales.cols, b_scales.col_stride, plan.spec.config.block_n));
+  const CUtensorMap tma_d = encode_tma_cached(tma_fp32_output_grouped(d.data, groups, m, n, d.ld));
+  CUtensorMap tma_c{};
+  if (c != nullptr) tma_c = encode_tma_cached(tma_fp32_output_grouped(c->data, groups, m, n, c->ld));
+  GroupArgs args;
+  args.info = group_k;
+  args.groups = groups;
+  args.k_blocks = static_cast<int>((k + 127) / 128);
+  args.skip_empty = c != nullptr && c->data == d.data;  // D already holds an empty group's result
+  launch_gemm_1d1d(plan, tma_a, tma_b, tma_sfa, tma_sfb, tma_d, c != nullptr ? &tma_c : nullptr, static_cast<int>(m),
+                   stream, args);
+}
+
 }  // namespace fp8gemm::detail

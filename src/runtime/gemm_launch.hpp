@@ -19,4 +19,10 @@ void launch_gemm(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& 
 void launch_gemm_wgrad(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                        const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c, CUstream stream);
 
+// The same for the k-grouped weight gradient: D and C [groups * M, N] (group g's matrix at
+// rows g * M), group_k [groups] on the device.
+void launch_gemm_k_grouped(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales,
+                           const Fp8Matrix& b, const ScaleMatrix& b_scales, const Fp32Matrix& d,
+                           const Fp32Matrix* c, const int32_t* group_k, int groups, CUstream stream);
+
 }  // namespace fp8gemm::detail

@@ -97,6 +97,24 @@ TEST(ApiWithoutGpu, WeightGradientShapesPlanTheirKernel) {
   EXPECT_EQ(r.kernels, 2u);
 }
 
+// A k-grouped shape (m = M, k = all groups' columns, groups) plans the k-grouped kernel: K
+// is not in its name, and the mean K per group's power-of-two bucket picks the config, so
+// batches whose token counts move within the bucket keep the kernel.
+TEST(ApiWithoutGpu, KGroupedShapesPlanTheirKernel) {
+  GemmShape s{4096, 7168, 4 * 8192, GemmKind::KGroupedWeightGradient};
+  s.groups = 4;
+  const std::string name = kernel_name(s);
+  EXPECT_EQ(name.rfind("gemm1d1d_kg_n7168_bm", 0), 0u) << name;
+  GemmShape t = s;
+  t.k = 4 * 7168 + 128;  // another batch, same bucket
+  EXPECT_EQ(kernel_name(t), name);
+  GemmShape bad = s;
+  bad.groups = 0;
+  EXPECT_THROW(kernel_name(bad), Error);
+  EXPECT_THROW(prewarm({bad}), Error);
+  EXPECT_EQ(prewarm({s, t}).kernels, 1u);
+}
+
 // The grouped GEMMs: valid arguments get past validation and then need the driver (so the
 // rejections of Validation.Grouped* are about the arguments changed there).
 // Grouped shapes plan their own kernels; a contiguous problem's total M changes from batch

@@ -113,12 +113,37 @@ TEST(Codegen, WeightGradientKernel) {
   const GeneratedKernel g = generate_kernel(s);
   EXPECT_EQ(g.slug, "gemm1d1d_n4096_k7168_bm128_bn128_s4_g8");
   EXPECT_NE(g.source.find("fp8gemm/gemm_1d1d.cuh"), std::string::npos);
-  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d1d_kernel<4096, 7168, 128, 128, 4, 8, 56, 224>");
+  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d1d_kernel<4096, 7168, 128, 128, 4, 8, 0, 56, 224>");
   EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
   const CompiledKernel k = compile_kernel(g);
   EXPECT_FALSE(k.resources.slow_path()) << k.log;
   for (KernelConfig bad : {KernelConfig{256, 128, 3, 8}, KernelConfig{128, 144, 4, 8}, KernelConfig{128, 128, 4, 8, 1},
                            KernelConfig{128, 128, 4, 8, 0, 1}, KernelConfig{128, 128, 4, 8, 0, 0, 2}}) {
+    s.config = bad;
+    EXPECT_NE(spec_illegal_reason(s), "") << s.slug();
+  }
+}
+
+// The k-grouped weight gradient: the 1D1D kernel with kKGrouped, K at run time (the spec's k
+// is 0 and the name has no K), the same layout as the dense kernel; compiles without local
+// memory.
+TEST(Codegen, KGroupedKernel) {
+  KernelSpec s{KernelKind::KGrouped, 7168, 0, KernelConfig{128, 128, 4, 8}};
+  EXPECT_EQ(spec_illegal_reason(s), "");
+  KernelSpec with_k = s;
+  with_k.k = 4096;
+  EXPECT_NE(spec_illegal_reason(with_k), "");  // K is a run-time value
+  KernelSpec dense = s;
+  dense.kind = KernelKind::Gemm1D1D;
+  dense.k = 4096;
+  EXPECT_EQ(kernel_layout(s).smem_bytes, kernel_layout(dense).smem_bytes);
+  const GeneratedKernel g = generate_kernel(s);
+  EXPECT_EQ(g.slug, "gemm1d1d_kg_n7168_bm128_bn128_s4_g8");
+  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d1d_kernel<7168, 0, 128, 128, 4, 8, 1, 56, 224>");
+  EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
+  const CompiledKernel k = compile_kernel(g);
+  EXPECT_FALSE(k.resources.slow_path()) << k.log;
+  for (KernelConfig bad : {KernelConfig{256, 128, 3, 8}, KernelConfig{128, 128, 4, 8, 1}}) {
     s.config = bad;
     EXPECT_NE(spec_illegal_reason(s), "") << s.slug();
   }

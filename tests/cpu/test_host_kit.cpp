@@ -75,7 +75,7 @@ TEST(HostKit, ShapeFileFormats) {
   const ShapeFile f = read_shape_file(std::string(FP8GEMM_SHAPES_DIR) + "/deepseek-v3.json");
   EXPECT_EQ(f.dense.size(), 28u);  // 4 M values x 7 (N, K)
   EXPECT_EQ(f.dense.front().n, 2112);
-  EXPECT_FALSE(f.skipped.empty());
+  EXPECT_TRUE(f.skipped.empty()) << "every section of the set is read";
   ASSERT_EQ(f.wgrad.size(), 5u);  // the weight-gradient shapes
   EXPECT_EQ(f.wgrad.front().kind, fp8gemm::GemmKind::WeightGradient);
   EXPECT_EQ(f.dense.front().kind, fp8gemm::GemmKind::Forward);
@@ -91,7 +91,7 @@ TEST(HostKit, ShapeFileFormats) {
 }
 
 // "m_grouped_contiguous" and "m_grouped_masked": every (groups, expected_m) with every (n, k);
-// "k_grouped" is not used yet.
+// "k_grouped": (groups, m, n, expected_k) tuples.
 TEST(HostKit, ShapeFileGroupedSections) {
   const ShapeFile f = read_shape_file(std::string(FP8GEMM_SHAPES_DIR) + "/deepseek-v3.json");
   ASSERT_EQ(f.grouped.size(), 24u);  // contiguous 2 x 4 (N, K), then masked 4 x 4
@@ -117,7 +117,19 @@ TEST(HostKit, ShapeFileGroupedSections) {
   EXPECT_EQ(m.kind, fp8gemm::GemmKind::GroupedMasked);
   EXPECT_EQ(m.groups, 32);
   EXPECT_EQ(m.expected_m, 192);
-  EXPECT_EQ(f.skipped, std::vector<std::string>{"k_grouped"});
+  EXPECT_TRUE(f.skipped.empty());
+  ASSERT_EQ(f.k_grouped.size(), 6u);
+  EXPECT_EQ(f.k_grouped.front().groups, 4);
+  EXPECT_EQ(f.k_grouped.front().m, 4096);
+  EXPECT_EQ(f.k_grouped.front().n, 7168);
+  EXPECT_EQ(f.k_grouped.front().expected_k, 8192);
+  // Prewarmed as A [m, groups x padded expected_k] with `groups` groups.
+  const fp8gemm::GemmShape pk = prewarm_shape(KGroupedShape{16, 7168, 2048, 2000});
+  EXPECT_EQ(pk.kind, fp8gemm::GemmKind::KGroupedWeightGradient);
+  EXPECT_EQ(pk.m, 7168);
+  EXPECT_EQ(pk.n, 2048);
+  EXPECT_EQ(pk.k, 16 * 2048);
+  EXPECT_EQ(pk.groups, 16);
 
   // Prewarm shapes: contiguous M = groups x round_up(expected_m, 128); masked M = groups x expected_m.
   const fp8gemm::GemmShape pc = prewarm_shape(GroupedShape{fp8gemm::GemmKind::GroupedContiguous, 8, 200, 0, 4096, 7168});

@@ -267,6 +267,46 @@ TEST(Validation, WeightGradientArguments) {
   }, "multiple of 4");
 }
 
+// The k-grouped weight gradient: D and C are [groups * M, N]; groups >= 1; group_k is a
+// device pointer; the weight-gradient rules otherwise.
+TEST(Validation, KGroupedArguments) {
+  const int64_t m = 4096, n = 2048, k = 4 * 8192, groups = 4;
+  const Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
+  const Fp8Matrix b{reinterpret_cast<void*>(0x200000000), n, k, k};
+  const ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x300000000), m, k);
+  const ScaleMatrix sb = per_token_scales(reinterpret_cast<const float*>(0x400000000), n, k);
+  const Fp32Matrix d{reinterpret_cast<float*>(0x500000000), groups * m, n, n};
+  const Fp32Matrix c{reinterpret_cast<float*>(0x600000000), groups * m, n, n};
+  const int32_t* gk = reinterpret_cast<const int32_t*>(0x700000000);
+  EXPECT_TRUE(detail::validate_gemm_k_grouped(a, sa, b, sb, d, nullptr, gk, groups));
+  EXPECT_TRUE(detail::validate_gemm_k_grouped(a, sa, b, sb, d, &d, gk, groups));
+  EXPECT_TRUE(detail::validate_gemm_k_grouped(a, sa, b, sb, d, &c, gk, groups));
+  EXPECT_FALSE(detail::validate_gemm_k_grouped(Fp8Matrix{a.data, 0, k, k}, per_token_scales(sa.data, 0, k), b, sb,
+                                               Fp32Matrix{d.data, 0, n, n}, nullptr, gk, groups));  // M = 0: nothing
+  auto rejected = [](const std::function<void()>& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "accepted; expected '" << needle << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("gemm_fp8_nt_wgrad_k_grouped"), std::string::npos) << e.what();
+    }
+  };
+  rejected([&] { detail::validate_gemm_k_grouped(a, sa, b, sb, d, nullptr, gk, 0); }, "groups = 0");
+  rejected([&] { detail::validate_gemm_k_grouped(a, sa, b, sb, d, nullptr, nullptr, groups); }, "group_k is null");
+  rejected([&] { detail::validate_gemm_k_grouped(a, sa, b, sb, Fp32Matrix{d.data, m, n, n}, nullptr, gk, groups); },
+           "groups * M");
+  const Fp32Matrix c_small{c.data, m, n, n};
+  rejected([&] { detail::validate_gemm_k_grouped(a, sa, b, sb, d, &c_small, gk, groups); }, "C is");
+  rejected([&] { detail::validate_gemm_k_grouped(a, sa, b, block_scales(sb.data, n, k), d, nullptr, gk, groups); },
+           "b_scales is");
+  const int32_t* inside_d = reinterpret_cast<const int32_t*>(0x500000000 + 64);
+  rejected([&] { detail::validate_gemm_k_grouped(a, sa, b, sb, d, nullptr, inside_d, groups); }, "group_k");
+  // The public entry point checks the same before it needs a driver.
+  rejected([&] { gemm_fp8_nt_wgrad_k_grouped(a, sa, b, sb, d, nullptr, gk, -1); }, "groups = -1");
+}
+
 // The grouped GEMMs check every host-visible rule in the public entry points, before they
 // touch the driver: the same Error(InvalidArgument) with or without a GPU, nothing launched.
 // (The fake addresses are never dereferenced; valid arguments on a machine without a driver:

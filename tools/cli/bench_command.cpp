@@ -38,9 +38,10 @@ constexpr int kExitMismatch = 3;
 constexpr size_t kRotationBytes = size_t(256) << 20;
 
 struct Row {
-  std::string kind = "dense";  // or "wgrad", "grouped_contiguous", "grouped_masked"
+  std::string kind = "dense";  // or "wgrad", "grouped_contiguous", "grouped_masked", "k_grouped"
   int64_t m = 0, n = 0, k = 0;  // grouped: m is the real rows of all experts (no padding)
   int64_t groups = 0, expected_m = 0, max_m = 0, a_rows = 0;  // grouped only; a_rows: rows of A and D
+  // (k_grouped: expected_m is the expected K per group, a_rows the rows of D)
   std::string kernel;
   double us = 0, tflops = 0, gbs = 0, host_us = 0;
   double cublas_us = 0, cublas_tflops = 0;  // 0: not measured
@@ -595,6 +596,150 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
   return row;
 }
 
+// The k-grouped weight gradient on one shape of the set: `groups` groups with K_g drawn as
+// the shape file says (expected_k x U[0.7, 1.3], rounded up to 128; seeded), D [groups * M,
+// N] fp32 += A_g x B_g^T in place. cuBLASLt: one WeightGradient GEMM per group (beta 1) in a
+// loop, on the same buffers (each group a column range of A and B, its scales the matching
+// columns of the VEC128 tensors). FLOPs count sum K_g.
+Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, CublasLtGemm* cublas,
+                          cudaStream_t stream) {
+  const int64_t groups = g.groups, m = g.m, n = g.n;
+  host::SplitMix64 rng(o.seed + uint64_t(groups * 1009 + m * 131 + n * 7 + g.expected_k));
+  std::vector<int32_t> ks;
+  std::vector<int64_t> start;
+  int64_t k = 0;
+  for (int64_t e = 0; e < groups; ++e) {
+    const int64_t kg = k_grouped_columns(int64_t(double(g.expected_k) * (0.7 + 0.6 * rng.uniform())));
+    ks.push_back(int32_t(kg));
+    start.push_back(k);
+    k += kg;
+  }
+  const int64_t kb = scale_blocks(k), rows = groups * m;
+  Row row;
+  row.kind = "k_grouped";
+  row.m = m;
+  row.n = n;
+  row.k = k;
+  row.groups = groups;
+  row.expected_m = g.expected_k;
+  row.a_rows = rows;
+  row.kernel = kernel_name(host::prewarm_shape(g));
+  // cuBLASLt reads the per-token scales as VEC128 ([ceil(K/128)][rows], unpadded): M and N
+  // must be multiples of 4 so that both read the same buffers.
+  const bool cublas_fits = m % 4 == 0 && n % 4 == 0;
+  const host::Fp8Operand a = host::random_operand(m, k, k, true, o.seed + uint64_t(m * 31 + k));
+  const host::Fp8Operand b = host::random_operand(n, k, k, true, o.seed + uint64_t(n * 13 + k + groups));
+  std::vector<float> d0(size_t(rows * n));
+  const double d_range = 200.0 * std::sqrt(double(k) / double(groups));
+  for (float& v : d0) v = float((rng.uniform() * 2 - 1) * d_range);
+
+  const size_t set_bytes = size_t(m * k + n * k) + (a.scales.size() + b.scales.size() + d0.size()) * 4;
+  size_t free_bytes = 0, total_bytes = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  const size_t fit = std::max<size_t>(1, size_t(double(free_bytes) * 0.7) / set_bytes);
+  const int sets = static_cast<int>(
+      std::min<size_t>(std::clamp<size_t>((kRotationBytes + set_bytes - 1) / set_bytes, 1, 64), fit));
+  row.sets = sets;
+  std::vector<Set> s(static_cast<size_t>(sets));
+  for (int i = 0; i < sets; ++i) {
+    Set& x = s[size_t(i)];
+    x.a = DeviceBuffer(a.data.size());
+    x.b = DeviceBuffer(b.data.size());
+    x.sfa = DeviceBuffer(a.scales.size() * 4);
+    x.sfb = DeviceBuffer(b.scales.size() * 4);
+    x.d = DeviceBuffer(d0.size() * 4);
+    upload(x.a.get(), a.data.data(), a.data.size());
+    upload(x.b.get(), b.data.data(), b.data.size());
+    upload(x.sfa.get(), a.scales.data(), a.scales.size() * 4);
+    upload(x.sfb.get(), b.scales.data(), b.scales.size() * 4);
+    upload(x.d.get(), d0.data(), d0.size() * 4);
+  }
+  DeviceBuffer group_k(ks.size() * 4);
+  upload(group_k.get(), ks.data(), ks.size() * 4);
+  cuda_check(cudaDeviceSynchronize(), "upload");
+
+  auto ours = [&](int i, cudaStream_t st) {
+    const Set& x = s[size_t(i)];
+    const Fp32Matrix md{x.d.get<float>(), rows, n, n};
+    gemm_fp8_nt_wgrad_k_grouped(Fp8Matrix{x.a.get(), m, k, k}, ScaleMatrix{x.sfa.get<float>(), m, kb, 1, a.scale_stride},
+                                Fp8Matrix{x.b.get(), n, k, k}, ScaleMatrix{x.sfb.get<float>(), n, kb, 1, b.scale_stride},
+                                md, &md, group_k.get<int32_t>(), groups, st);
+  };
+  ours(0, stream);
+  cuda_check(cudaStreamSynchronize(stream), "first call");
+  std::vector<float> d_ours(d0.size());
+  cuda_check(cudaMemcpy(d_ours.data(), s[0].d.get(), d_ours.size() * 4, cudaMemcpyDeviceToHost), "copy");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr int kHostCalls = 64;
+  for (int i = 0; i < kHostCalls; ++i) ours(i % sets, stream);
+  row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
+  cuda_check(cudaStreamSynchronize(stream), "host timing");
+
+  row.us = time_calls(ours, sets, o.replays, stream, &row.calls_per_graph);
+  const double flops = 2.0 * double(m) * double(n) * double(k);
+  const double bytes = double(m * k + n * k) + double((m + n) * kb) * 4 + 2.0 * 4 * double(rows * n);
+  row.tflops = flops / row.us * 1e-6;
+  row.gbs = bytes / row.us * 1e-3;
+
+  if (cublas != nullptr && !cublas_fits) row.cublas_note = "M or N not a multiple of 4";
+  if (cublas != nullptr && cublas_fits) {
+    // One cuBLASLt problem per distinct K_g.
+    std::map<int32_t, int> by_k;
+    std::vector<int> problem(size_t(groups), -1);
+    int max_algorithms = 0;
+    for (int64_t e = 0; e < groups; ++e) {
+      const int32_t kg = ks[size_t(e)];
+      if (kg == 0) continue;
+      auto found = by_k.find(kg);
+      if (found == by_k.end()) {
+        std::string why;
+        const float* sfa = s[0].sfa.get<float>() + start[size_t(e)] / 128 * m;
+        const float* sfb = s[0].sfb.get<float>() + start[size_t(e)] / 128 * n;
+        if (by_k.empty()) cublas->reset();
+        const int p = cublas->add_problem(CublasLtGemm::Form::WeightGradient, m, n, kg, sfa, sfb, &why, k);
+        if (p < 0) {
+          row.cublas_note = why;
+          return row;
+        }
+        found = by_k.emplace(kg, p).first;
+        max_algorithms = std::max(max_algorithms, cublas->algorithms(p));
+      }
+      problem[size_t(e)] = found->second;
+    }
+    double best = 0;
+    for (int algo = 0; algo < max_algorithms; ++algo) {
+      auto theirs = [&](int i, cudaStream_t st) {
+        const Set& x = s[size_t(i)];
+        for (int64_t e = 0; e < groups; ++e) {
+          const int p = problem[size_t(e)];
+          if (p < 0) continue;
+          const int64_t at = start[size_t(e)];
+          cublas->run_problem(p, x.a.get<uint8_t>() + at, x.sfa.get<float>() + at / 128 * m, x.b.get<uint8_t>() + at,
+                              x.sfb.get<float>() + at / 128 * n, x.d.get<float>() + e * m * n,
+                              std::min(algo, cublas->algorithms(p) - 1), st);
+        }
+      };
+      if (algo == 0) {
+        // One call from the same initial D as ours.
+        upload(s[0].d.get(), d0.data(), d0.size() * 4);
+        cuda_check(cudaDeviceSynchronize(), "upload");
+        theirs(0, stream);
+        cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
+        std::vector<float> d_theirs(d0.size());
+        cuda_check(cudaMemcpy(d_theirs.data(), s[0].d.get(), d_theirs.size() * 4, cudaMemcpyDeviceToHost), "copy");
+        row.rel_diff = relative_difference(d_ours, d_theirs);
+      }
+      int calls = 0;
+      const double us = time_calls(theirs, sets, o.replays, stream, &calls);
+      if (best == 0 || us < best) best = us;
+    }
+    row.cublas_us = best;
+    row.cublas_tflops = flops / best * 1e-6;
+  }
+  return row;
+}
+
 std::string today() {
   const std::time_t t = std::time(nullptr);
   char buffer[32];
@@ -726,8 +871,8 @@ int run_bench(const BenchOptions& o) {
     cudaStreamDestroy(stream);
     return 1;
   }
-  if (o.grouped && file.grouped.empty()) {
-    fmt::print(stderr, "bench --grouped: {} has no \"m_grouped_contiguous\" or \"m_grouped_masked\" shapes\n",
+  if (o.grouped && file.grouped.empty() && file.k_grouped.empty()) {
+    fmt::print(stderr, "bench --grouped: {} has no \"m_grouped_contiguous\", \"m_grouped_masked\" or \"k_grouped\" shapes\n",
                o.shapes);
     cudaStreamDestroy(stream);
     return 1;
@@ -737,6 +882,7 @@ int run_bench(const BenchOptions& o) {
   if (o.grouped) {
     std::vector<GemmShape> planned;
     for (const host::GroupedShape& g : file.grouped) planned.push_back(grouped_layout(g, o.seed).plan);
+    for (const host::KGroupedShape& g : file.k_grouped) planned.push_back(host::prewarm_shape(g));
     prewarm(planned, prewarm_options);
   } else {
     prewarm(shapes, prewarm_options);
@@ -744,12 +890,12 @@ int run_bench(const BenchOptions& o) {
 
   fmt::print("fp8gemm {} {}bench on {} ({} SMs), driver {}, cuBLASLt {}, {}\n", info.library_version,
              o.wgrad     ? "weight-gradient (D fp32 += A x B^T in place, 1x128 scales on both) "
-             : o.grouped ? "grouped (experts' rows U[0.7, 1.3] x expected_m; cuBLASLt: a loop over the experts) "
+             : o.grouped ? "grouped (experts' rows or k-grouped columns U[0.7, 1.3] x exp; cuBLASLt: a loop over the groups) "
                          : "",
              device->name, device->sm_count, info.driver, cublas_version, today());
   if (o.grouped)
     fmt::print("{:>10} {:>3} {:>6} {:>6} {:>6} {:>6} | {:>9} {:>8} {:>7} {:>6} | {:>9} {:>8} | {:>7} {:>9} | {}\n",
-               "kind", "G", "exp.M", "M", "N", "K", "us", "TFLOPS", "GB/s", "host", "cuBLASLt", "TFLOPS", "speedup",
+               "kind", "G", "exp", "M", "N", "K", "us", "TFLOPS", "GB/s", "host", "cuBLASLt", "TFLOPS", "speedup",
                "rel.diff", "kernel");
   else
     fmt::print("{:>6} {:>6} {:>6} | {:>9} {:>8} {:>7} {:>6} | {:>9} {:>8} | {:>7} {:>9} | {}\n", "M", "N", "K",
@@ -778,6 +924,16 @@ int run_bench(const BenchOptions& o) {
       fmt::print("{:>10} {:>3} {:>6} {:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} {}\n",
                  g.kind == GemmKind::GroupedMasked ? "masked" : "contiguous", r.groups, r.expected_m, r.m, r.n, r.k,
                  r.us, r.tflops, r.gbs, r.host_us, tail(r, bad));
+      std::fflush(stdout);
+      rows.push_back(r);
+    }
+    for (const host::KGroupedShape& g : file.k_grouped) {
+      const Row r = bench_k_grouped_shape(g, o, cublas.get(), stream);
+      // fp32 output: the weight gradient's tolerance.
+      const bool bad = r.rel_diff > 1e-3;
+      mismatch = mismatch || bad;
+      fmt::print("{:>10} {:>3} {:>6} {:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} {}\n", "k-grouped",
+                 r.groups, r.expected_m, r.m, r.n, r.k, r.us, r.tflops, r.gbs, r.host_us, tail(r, bad));
       std::fflush(stdout);
       rows.push_back(r);
     }
@@ -841,7 +997,9 @@ int run_bench(const BenchOptions& o) {
                 (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "") +
                 (o.grouped ? "; grouped: rows per expert int(expected_m x U[0.7, 1.3]) (masked: clamped to max_m), "
                              "contiguous segments padded to 128 rows; m = real rows (FLOPs and bytes count only "
-                             "those); cuBLASLt: one Forward GEMM per expert (rows rounded up to 4) in a loop"
+                             "those); cuBLASLt: one Forward GEMM per expert (rows rounded up to 4) in a loop; "
+                             "k_grouped: K_g = expected_k x U[0.7, 1.3] rounded up to 128, k = sum K_g, D [groups x m, "
+                             "n] fp32 += in place, cuBLASLt: one VEC128 x VEC128 fp32 GEMM per group (beta 1) in a loop"
                            : "");
   for (const Row& r : rows) {
     nlohmann::json jr = {{"kind", r.kind}, {"m", r.m}, {"n", r.n}, {"k", r.k}, {"kernel", r.kernel}, {"us", r.us},

@@ -115,6 +115,8 @@ int CublasLtGemm::algorithms(int problem) const {
              : 0;
 }
 
+void CublasLtGemm::reset() { impl_->release_problems(); }
+
 bool CublasLtGemm::prepare(Form form, int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb,
                            std::string* why) {
   impl_->release_problems();
@@ -122,7 +124,7 @@ bool CublasLtGemm::prepare(Form form, int64_t m, int64_t n, int64_t k, const flo
 }
 
 int CublasLtGemm::add_problem(Form form, int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb,
-                              std::string* why) {
+                              std::string* why, int64_t ld) {
   Impl::Problem s;
   s.form = form;
   // Released (and -1 returned) unless it is stored below.
@@ -148,8 +150,9 @@ int CublasLtGemm::add_problem(Form form, int64_t m, int64_t n, int64_t k, const 
   lib.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof(vec));
   lib.desc_set(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sfb, sizeof(sfb));
   lib.desc_set(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sfa, sizeof(sfa));
-  lib.layout_create(&s.la, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k);
-  lib.layout_create(&s.lb, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k);
+  const int64_t row = ld > 0 ? ld : k;
+  lib.layout_create(&s.la, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(n), row);
+  lib.layout_create(&s.lb, CUDA_R_8F_E4M3, static_cast<uint64_t>(k), static_cast<uint64_t>(m), row);
   // D (and C, the same layout: in place for the weight gradient) is bf16 or fp32.
   lib.layout_create(&s.ld, wgrad ? CUDA_R_32F : CUDA_R_16BF, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n);
   cublasLtMatmulPreference_t pref = nullptr;

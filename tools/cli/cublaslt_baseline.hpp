@@ -40,12 +40,16 @@ class CublasLtGemm {
   int algorithms() const;
 
   // Several problems at once (the grouped bench's loop of per-expert GEMMs): prepare() keeps
-  // only the problem it configures (index 0); add_problem() configures one more next to those
+  // only the problem it configures (index 0), reset() drops all; add_problem() configures one more next to those
   // and returns its index, or -1 and why. run_problem() runs problem `problem` like run().
-  int add_problem(Form form, int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb, std::string* why);
+  // ld: the row length of A and B in bytes when they are column ranges of wider matrices
+  // (the k-grouped bench's per-group calls); 0 = K.
+  int add_problem(Form form, int64_t m, int64_t n, int64_t k, const float* sfa, const float* sfb, std::string* why,
+                  int64_t ld = 0);
   void run_problem(int problem, const void* a, const float* sfa, const void* b, const float* sfb, void* d, int algo,
                    cudaStream_t stream);
   int algorithms(int problem) const;
+  void reset();
   std::string version() const;
 
  private:

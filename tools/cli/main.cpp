@@ -55,6 +55,7 @@ int run_prewarm(const std::string& shapes_path, int jobs, int sms, bool quiet) {
   // Grouped shapes at their typical total M (contiguous: every expert at expected_m rows,
   // segments padded; masked: groups x expected_m).
   for (const fp8gemm::host::GroupedShape& g : file.grouped) all.push_back(fp8gemm::host::prewarm_shape(g));
+  for (const fp8gemm::host::KGroupedShape& g : file.k_grouped) all.push_back(fp8gemm::host::prewarm_shape(g));
   const fp8gemm::PrewarmReport r = fp8gemm::prewarm(all, options);
   if (progress) progress->finish();
   const fp8gemm::RuntimeInfo info = fp8gemm::runtime_info();
@@ -251,10 +252,11 @@ int main(int argc, char** argv) {
                   "(C = D), 1x128 scales on both operands, against cuBLASLt with VEC128 scales on both, fp32 D and "
                   "beta 1 (results must agree to 1e-3)");
   bench->add_flag("--grouped", bench_options.grouped,
-                  "Time gemm_fp8_nt_grouped_contiguous and gemm_fp8_nt_grouped_masked on the shape set's "
-                  "\"m_grouped_contiguous\" and \"m_grouped_masked\" shapes instead (rows per expert drawn in "
-                  "[0.7, 1.3] x expected_m, seeded), against a loop of per-expert cuBLASLt GEMMs (results must "
-                  "agree to 1e-2 on the real rows)");
+                  "Time gemm_fp8_nt_grouped_contiguous, gemm_fp8_nt_grouped_masked and "
+                  "gemm_fp8_nt_wgrad_k_grouped on the shape set's \"m_grouped_contiguous\", \"m_grouped_masked\" "
+                  "and \"k_grouped\" shapes instead (rows or columns per group drawn in [0.7, 1.3] x expected, "
+                  "seeded), against a loop of per-group cuBLASLt GEMMs (results must agree to 1e-2 on the real "
+                  "rows, 1e-3 for the fp32 k-grouped output)");
   std::vector<std::string> bench_configs;
   bench->add_option("--config", bench_configs,
                     "Time this kernel config instead of the library's choice: "

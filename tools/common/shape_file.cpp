@@ -46,6 +46,12 @@ GemmShape prewarm_shape(const GroupedShape& shape) {
   return {shape.groups * segment, shape.n, shape.k, shape.kind};
 }
 
+GemmShape prewarm_shape(const KGroupedShape& shape) {
+  GemmShape s{shape.m, shape.n, shape.groups * k_grouped_columns(shape.expected_k), GemmKind::KGroupedWeightGradient};
+  s.groups = shape.groups;
+  return s;
+}
+
 ShapeFile read_shape_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open shape file '" + path + "'");
@@ -66,6 +72,18 @@ ShapeFile read_shape_file(const std::string& path) {
           for (const auto& t : it.value().at("mnk"))
             out.wgrad.push_back({t.at(0).get<int64_t>(), t.at(1).get<int64_t>(), t.at(2).get<int64_t>(),
                                  GemmKind::WeightGradient});
+        continue;
+      }
+      if (it.key() == "k_grouped") {
+        if (!it.value().is_object() || !it.value().contains("groups_m_n_expected_k"))
+          throw std::runtime_error("section 'k_grouped' needs \"groups_m_n_expected_k\": [[groups, m, n, expected_k], ...]");
+        for (const auto& t : it.value().at("groups_m_n_expected_k")) {
+          KGroupedShape s{t.at(0).get<int64_t>(), t.at(1).get<int64_t>(), t.at(2).get<int64_t>(),
+                          t.at(3).get<int64_t>()};
+          if (s.groups < 1 || s.m < 1 || s.n < 1 || s.expected_k < 1)
+            throw std::runtime_error("section 'k_grouped': groups, m, n and expected_k must be positive");
+          out.k_grouped.push_back(s);
+        }
         continue;
       }
       if (it.key() == "m_grouped_contiguous" || it.key() == "m_grouped_masked") {
@@ -93,11 +111,12 @@ ShapeFile read_shape_file(const std::string& path) {
   } catch (const std::runtime_error& e) {
     throw std::runtime_error("shape file '" + path + "': " + e.what());
   }
-  if (out.dense.empty() && out.wgrad.empty() && out.grouped.empty())
+  if (out.dense.empty() && out.wgrad.empty() && out.grouped.empty() && out.k_grouped.empty())
     throw std::runtime_error("shape file '" + path +
                              "' has no shapes (expected \"dense\": {\"m\": [...], \"nk\": [[n, k], ...]}, "
                              "\"wgrad\": {\"mnk\": [[m, n, k], ...]}, \"m_grouped_contiguous\" or "
-                             "\"m_grouped_masked\": {\"groups_expected_m\": [[g, m], ...], \"nk\": [[n, k], ...]})");
+                             "\"m_grouped_masked\": {\"groups_expected_m\": [[g, m], ...], \"nk\": [[n, k], ...]}, \"k_grouped\": "
+                             "{\"groups_m_n_expected_k\": [[g, m, n, k], ...]})");
   return out;
 }
 

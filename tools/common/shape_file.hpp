@@ -24,10 +24,24 @@ struct GroupedShape {
 // expected_m (as GemmKind documents).
 GemmShape prewarm_shape(const GroupedShape& shape);
 
+// A k-grouped weight-gradient problem of a shape set: `groups` groups of D [m, n] fp32, each
+// over about expected_k columns.
+struct KGroupedShape {
+  int64_t groups = 0;
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t expected_k = 0;
+};
+
+// The GemmShape it is planned (prewarmed) with: every group at expected_k columns, A's K the
+// sum of the groups' padded widths.
+GemmShape prewarm_shape(const KGroupedShape& shape);
+
 struct ShapeFile {
   std::vector<GemmShape> dense;       // every (m, n, k) of the "dense" section
   std::vector<GemmShape> wgrad;       // the "wgrad" section (kind WeightGradient)
   std::vector<GroupedShape> grouped;  // "m_grouped_contiguous", then "m_grouped_masked"
+  std::vector<KGroupedShape> k_grouped;  // "k_grouped"
   std::vector<std::string> skipped;   // sections this version does not use
 };
 
@@ -38,6 +52,7 @@ struct ShapeFile {
 //   {"m_grouped_contiguous": {"groups_expected_m": [[g, m], ...], "nk": [[n, k], ...]}}
 //   {"m_grouped_masked": {"max_m": 4096, "groups_expected_m": [[g, m], ...], "nk": [[n, k], ...]}}
 //                                                           -> every (g, m) with every (n, k)
+//   {"k_grouped": {"groups_m_n_expected_k": [[g, m, n, k], ...]}} -> k-grouped weight gradients
 // Throws std::runtime_error with the file name and the problem.
 ShapeFile read_shape_file(const std::string& path);
 
