@@ -7,6 +7,7 @@
 //
 // Main loop: K blocks in pairs with two wgmma buffers, the first promoted while the
 // tensor cores still run the second (the other math warpgroup's wgmma fills the rest).
+// Tiles wider than 128 columns have registers for one buffer: one K block at a time.
 // (Making the two warpgroups take turns on the tensor cores, each issuing only after
 // the other issued, measured 15-20 % slower: docs/PERFORMANCE.md.)
 //
@@ -79,7 +80,10 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   constexpr int kSlabs = kBlockN / 16;     // 64 rows x 16 fp32 columns (64-byte rows) each
   constexpr u32 kSlabBytes = 64 * 16 * 4;  // 4 KiB: keeps every slab 1024-byte aligned
   static_assert(kBlockM == 64 || kBlockM == 128, "one or two 64-row math warpgroups");
-  static_assert(kBlockN % 16 == 0 && kBlockN <= 128, "wgmma N");
+  static_assert(kBlockN % 16 == 0 && kBlockN <= 192, "wgmma N");
+  // Two wgmma buffers up to 128 columns; wider tiles have the registers for one only (the
+  // other math warpgroup's wgmma then fills the tensor cores while this one promotes).
+  constexpr int kBuffers = kBlockN <= 128 ? 2 : 1;
 
   // Shared memory: [D slabs per warpgroup][A stages][B stages][A-scale stages]
   // [B-scale stages][full][empty][slabs ready, result written: per warpgroup], based at
@@ -203,9 +207,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
 
     // Two wgmma buffers: K blocks go in pairs, both issued back to back, the first
     // promoted while the tensor cores still run the second (as in gemm_1d2d_kernel).
-    float acc[kAccum], part[2][kAccum];
+    float acc[kAccum], part[kBuffers][kAccum];
 #pragma unroll
-    for (int j = 0; j < 2; ++j)
+    for (int j = 0; j < kBuffers; ++j)
 #pragma unroll
       for (int i = 0; i < kAccum; ++i) part[j][i] = 0.0f;
 
@@ -234,8 +238,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       float last0 = 0.0f, last1 = 0.0f;
 #pragma unroll
       for (int i = 0; i < kChunks; ++i) {
-        float sb0, sb1;
-        ld_shared_v2_f32(sfb + 8 * i * 4, sb0, sb1);
+        const float sb0 = ld_shared_f32(sfb + 8 * i * 4), sb1 = ld_shared_f32(sfb + 8 * i * 4 + 4);
         last0 = sa0 * sb0;
         last1 = sa1 * sb1;
         acc[4 * i + 0] += last0 * buf[4 * i + 0];
@@ -266,7 +269,18 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       // alone and pairs from the second on, so that the two warpgroups' ends of pairs
       // (when a warpgroup has no wgmma in flight while it promotes) do not coincide.
       int kb = 0;
-      if (kMathWarpgroups == 2 && warpgroup == 1 && k_blocks > 0) {
+      if (kBuffers == 1) {
+#pragma unroll 1
+        for (; kb < k_blocks; ++kb) {
+          mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+          const int stage = cursor.stage;
+          issue(part[0], stage);
+          cursor.advance();
+          wgmma_wait<0>();
+          retire(part[0], stage);
+        }
+      }
+      if (kBuffers == 2 && kMathWarpgroups == 2 && warpgroup == 1 && k_blocks > 0) {
         mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
         const int stage = cursor.stage;
         issue(part[0], stage);
@@ -283,12 +297,12 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
         cursor.advance();
         mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
         const int stage_b = cursor.stage;
-        issue(part[1], stage_b);
+        issue(part[kBuffers - 1], stage_b);
         cursor.advance();
         wgmma_wait<1>();
         retire(part[0], stage_a);
         wgmma_wait<0>();
-        retire(part[1], stage_b);
+        retire(part[kBuffers - 1], stage_b);
       }
       if (kb < k_blocks) {
         mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
@@ -299,7 +313,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
         retire(part[0], stage);
       }
 #pragma unroll
-      for (int j = 0; j < 2; ++j)
+      for (int j = 0; j < kBuffers; ++j)
 #pragma unroll
         for (int i = 0; i < kAccum; ++i) discard(part[j][i]);
 

@@ -117,7 +117,15 @@ TEST(Codegen, WeightGradientKernel) {
   EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
   const CompiledKernel k = compile_kernel(g);
   EXPECT_FALSE(k.resources.slow_path()) << k.log;
-  for (KernelConfig bad : {KernelConfig{256, 128, 3, 8}, KernelConfig{128, 144, 4, 8}, KernelConfig{128, 128, 4, 8, 1},
+  // Wider tiles (one wgmma buffer) up to 192 columns, also without local memory.
+  for (int block_n : {144, 192}) {
+    KernelSpec wide{KernelKind::Gemm1D1D, 4096, 16384, KernelConfig{128, block_n, 3, 8}};
+    ASSERT_EQ(spec_illegal_reason(wide), "") << wide.slug();
+    const CompiledKernel w = compile_kernel(generate_kernel(wide));
+    EXPECT_FALSE(w.resources.slow_path()) << wide.slug() << " " << w.log;
+    EXPECT_LE(w.resources.spill_store_bytes, 0) << wide.slug();
+  }
+  for (KernelConfig bad : {KernelConfig{256, 128, 3, 8}, KernelConfig{128, 208, 3, 8}, KernelConfig{128, 128, 4, 8, 1},
                            KernelConfig{128, 128, 4, 8, 0, 1}, KernelConfig{128, 128, 4, 8, 0, 0, 2}}) {
     s.config = bad;
     EXPECT_NE(spec_illegal_reason(s), "") << s.slug();
