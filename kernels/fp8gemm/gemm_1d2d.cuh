@@ -87,7 +87,7 @@ struct StageCursor {
 // experts when the layout is valid); an index outside [0, groups) (a padding block) computes
 // with expert 0, and its rows are zeroed in the epilogue. 2 (masked): expert g =
 // m_block / blocks_per_group owns rows g * group_rows ..; its blocks past masked_m[g] are
-// inactive (skipped by every role alike: the same global values decide).
+// inactive. (The kernel itself walks only the active masked tiles: see next_tile.)
 struct TileRows {
   int row0;     // first row of the block in A and D
   int limit;    // rows at or past this are not stored
@@ -238,6 +238,42 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
   };
   auto rows_of = [&](int m_block) { return tile_rows<kGrouping, kBlockM>(m_block, m, group_info, groups, group_rows); };
+  // Masked: the CTAs walk only the active tiles, group after group (group g has
+  // ceil(masked_m[g] / kBlockM) x kSuperN of them, rasterized within the group), so that
+  // the rows past masked_m cost nothing. Each role walks its own copy; the same global
+  // values decide for all. Dense and contiguous: every super tile below num_super.
+  struct MaskedWalk {
+    int group, first, blocks, valid;  // first: the group's first tile; blocks, valid: its M blocks, rows
+  };
+  auto masked_valid = [&](int g) { return imin(imax(ldg_s32(group_info + g), 0), group_rows); };
+  auto walk_start = [&]() {
+    MaskedWalk w{0, 0, 0, 0};
+    if constexpr (kGrouping == 2) {
+      w.valid = masked_valid(0);
+      w.blocks = (w.valid + kBlockM - 1) / kBlockM;
+    }
+    return w;
+  };
+  // The coordinates and rows of this CTA's tile `st`, or false past the last tile.
+  auto next_tile = [&](MaskedWalk& w, int st, int& m_block, int& n_block, TileRows& tr) {
+    if constexpr (kGrouping == 2) {
+      while (st >= w.first + w.blocks * kSuperN) {
+        w.first += w.blocks * kSuperN;
+        if (++w.group >= groups) return false;
+        w.valid = masked_valid(w.group);
+        w.blocks = (w.valid + kBlockM - 1) / kBlockM;
+      }
+      super_tile_coords<kSuperN, kGroupN>(st - w.first, w.blocks, m_block, n_block);
+      const int base = w.group * group_rows;
+      tr = TileRows{base + m_block * kBlockM, base + w.valid, w.group, true};
+      return true;
+    } else {
+      if (st >= num_super) return false;
+      tile_coords(st, m_block, n_block);
+      tr = rows_of(m_block);
+      return true;
+    }
+  };
   const int kb_begin = kSplitK == 2 ? static_cast<int>(rank) * kKPerSplit : 0;
   const int kb_end = kSplitK == 2 ? imin(kKBlocks, kb_begin + kKPerSplit) : kKBlocks;
 
@@ -248,10 +284,11 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       // Streams A, B and A's scales for every K block of every tile. With multicast,
       // this CTA loads its half of the shared operand into both CTAs.
       StageCursor<kStages> cursor;
-      for (int st = first_super; st < num_super; st += super_step) {
+      MaskedWalk walk = walk_start();
+      for (int st = first_super;; st += super_step) {
         int m_block, n_block;
-        tile_coords(st, m_block, n_block);
-        const TileRows tr = rows_of(m_block);
+        TileRows tr;
+        if (!next_tile(walk, st, m_block, n_block, tr)) break;
         if (!tr.active) continue;
         const int b_row0 = tr.group * kN + n_block * kBlockN;
         for (int kb = kb_begin; kb < kb_end; ++kb) {
@@ -281,10 +318,11 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       // Copies each tile's B scales (all K blocks, both 128-column blocks the tile may
       // touch) into one of two shared buffers, a tile ahead of the math warpgroups.
       int local = 0;  // active tiles so far
-      for (int st = first_super; st < num_super; st += super_step) {
+      MaskedWalk walk = walk_start();
+      for (int st = first_super;; st += super_step) {
         int m_block, n_block;
-        tile_coords(st, m_block, n_block);
-        const TileRows tr = rows_of(m_block);
+        TileRows tr;
+        if (!next_tile(walk, st, m_block, n_block, tr)) break;
         if (!tr.active) continue;
         const int buffer = local & 1;
         mbar_wait(sfb_empty_bars + 8 * buffer, ((local >> 1) & 1) ^ 1);
@@ -375,10 +413,14 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
 
     StageCursor<kStages> cursor;
     int local = 0;  // active tiles so far
-    for (int st = first_super; st < num_super; st += super_step) {
+    MaskedWalk walk = walk_start();
+    for (int st = first_super;; st += super_step) {
       int m_block, n_block;
-      tile_coords(st, m_block, n_block);
-      if (!rows_of(m_block).active) continue;
+      {
+        TileRows tr;
+        if (!next_tile(walk, st, m_block, n_block, tr)) break;
+        if (!tr.active) continue;
+      }
 #pragma unroll
       for (int w = 0; w < kWaves; ++w)
 #pragma unroll
@@ -497,9 +539,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
 
       // Epilogue. The tile's coordinates are recomputed rather than kept alive across
       // the K loop. A partner tile past M or N stores nothing.
-      tile_coords(st, m_block, n_block);
+      TileRows tr;
+      next_tile(walk, st, m_block, n_block, tr);
       const int n0 = n_block * kBlockN;
-      const TileRows tr = rows_of(m_block);
       if constexpr (kGrouping == 1) {
         // Padding rows (group index outside [0, groups)) are stored as zeros.
 #pragma unroll

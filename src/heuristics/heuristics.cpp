@@ -122,6 +122,7 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
           if (k_grouped) {
             spec.kind = KernelKind::KGrouped;
             spec.k = 0;
+            if (!spec_illegal_reason(spec).empty()) continue;
           }
           out.push_back({spec, predicted});
         }

@@ -126,6 +126,9 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
   if (is_1d1d(spec.kind)) {
     if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128 (weight gradient)", c.block_m);
     if (c.block_n > 192) return fmt::format("block_n={} must be at most 192 (weight gradient)", c.block_n);
+    // (k-grouped: the group walk's registers make wider single-buffer tiles spill.)
+    if (spec.kind == KernelKind::KGrouped && c.block_n > 128)
+      return fmt::format("block_n={} must be at most 128 (k-grouped weight gradient)", c.block_n);
     if (c.multicast != 0 || c.tma_store != 0 || c.split_k != 1)
       return "the weight-gradient kernel has no multicast, TMA-store epilogue or split-K";
   }
