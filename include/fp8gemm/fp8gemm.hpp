@@ -319,7 +319,7 @@ FP8GEMM_API void convert_scales(const ScaleMatrix& in, const ScaleOutput& out, S
 // ---------------------------------------------------------------------------
 
 // Which GEMM a shape is for. Forward: gemm_fp8_nt. WeightGradient: gemm_fp8_nt_wgrad. GroupedContiguous: m is the total
-// (padded) number of rows. GroupedMasked: m is groups x expected_m (what the kernel choice uses).
+// (padded) number of rows. GroupedMasked: m is groups x expected_m and groups the experts (what the kernel choice uses).
 // KGroupedWeightGradient: gemm_fp8_nt_wgrad_k_grouped with A [m, k] (all groups' columns) and `groups` groups.
 enum class GemmKind { Forward = 0, WeightGradient = 1, GroupedContiguous = 2, GroupedMasked = 3,
                       KGroupedWeightGradient = 4 };
@@ -329,7 +329,7 @@ struct GemmShape {
   int64_t n = 0;
   int64_t k = 0;
   GemmKind kind = GemmKind::Forward;
-  int64_t groups = 1;  // KGroupedWeightGradient only
+  int64_t groups = 1;  // KGroupedWeightGradient and GroupedMasked (1 = unknown: m planned as one matrix)
 };
 
 struct PrewarmProgress {

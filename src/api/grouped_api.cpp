@@ -17,19 +17,22 @@ using namespace detail;
 namespace {
 
 // `m` is what the config choice plans for: all rows (contiguous) or groups x expected_m.
-void run_grouped(KernelKind kind, int64_t m, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
-                 const ScaleMatrix& b_scales, const Bf16Matrix& d, const GroupArgs& groups, Stream stream) {
+// plan_groups: GroupedMasked's expert count for the cost model (1: plan m as one matrix).
+void run_grouped(KernelKind kind, int64_t m, int64_t plan_groups, const Fp8Matrix& a, const ScaleMatrix& a_scales,
+                 const Fp8Matrix& b, const ScaleMatrix& b_scales, const Bf16Matrix& d, const GroupArgs& groups,
+                 Stream stream) {
   counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);
   CallContext call(stream);
   DeviceRuntime& runtime = Library::instance().runtime(call.context());
   const DeviceProps& device = runtime.props();
   validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
   const int64_t n = d.cols, k = a.cols;
-  const LaunchPlan* plan = runtime.find_plan(m, n, k, kind);
+  const LaunchPlan* plan = runtime.find_plan(m, n, k, kind, plan_groups);
   if (plan == nullptr) {
     // Not tuned yet: the heuristic's choice (the tuner times dense and weight-gradient
     // problems only).
     PlanOptions options;
+    options.groups = plan_groups;
     options.may_compile = !current_cache_only();
     plan = &runtime.plan(m, n, k, Library::instance().store(), options, kind);
   }
@@ -44,7 +47,7 @@ void gemm_fp8_nt_grouped_contiguous(const Fp8Matrix& a, const ScaleMatrix& a_sca
   if (!validate_gemm_grouped(false, a, a_scales, b, b_scales, d, group_of_row, groups, 0)) return;
   // The total M changes from batch to batch: plan for its power-of-two bucket so that the
   // kernel choice (and what prewarm compiled) stays the same.
-  run_grouped(KernelKind::GroupedContiguous, m_bucket(a.rows), a, a_scales, b, b_scales, d,
+  run_grouped(KernelKind::GroupedContiguous, m_bucket(a.rows), 1, a, a_scales, b, b_scales, d,
               GroupArgs{group_of_row, static_cast<int>(groups), 0}, stream);
 }
 
@@ -52,7 +55,7 @@ void gemm_fp8_nt_grouped_masked(const Fp8Matrix& a, const ScaleMatrix& a_scales,
                                 const ScaleMatrix& b_scales, const Bf16Matrix& d, const int32_t* masked_m,
                                 int64_t groups, int64_t expected_m, Stream stream) {
   if (!validate_gemm_grouped(true, a, a_scales, b, b_scales, d, masked_m, groups, expected_m)) return;
-  run_grouped(KernelKind::GroupedMasked, groups * expected_m, a, a_scales, b, b_scales, d,
+  run_grouped(KernelKind::GroupedMasked, groups * expected_m, groups, a, a_scales, b, b_scales, d,
               GroupArgs{masked_m, static_cast<int>(groups), static_cast<int>(a.rows / groups)}, stream);
 }
 

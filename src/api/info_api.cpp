@@ -60,6 +60,7 @@ std::string kernel_name(const GemmShape& shape) {
   PlanOptions options;
   options.may_compile = !current_cache_only();
   if (tuned) options.tuned = &*tuned;
+  options.groups = planning_groups(shape);
   return plan_kernel(kind, planning_m(shape), shape.n, planning_k(shape), planning_traits(0), Library::instance().store(), options)
       .spec.slug();
 }

@@ -169,6 +169,10 @@ int64_t planning_m(const GemmShape& shape) {
   return shape.kind == GemmKind::GroupedContiguous && shape.m > 0 ? m_bucket(shape.m) : shape.m;
 }
 
+int64_t planning_groups(const GemmShape& shape) {
+  return shape.kind == GemmKind::GroupedMasked ? std::max<int64_t>(shape.groups, 1) : 1;
+}
+
 int64_t planning_k(const GemmShape& shape) {
   return shape.kind == GemmKind::KGroupedWeightGradient ? k_grouped_planning_k(shape.k, shape.groups) : shape.k;
 }

@@ -86,6 +86,8 @@ int64_t planning_m(const GemmShape& shape);
 // The K: KGroupedWeightGradient plans the power-of-two bucket of the mean K per group (at
 // least 128), so that a batch's varying token counts keep the kernel; the others K itself.
 int64_t planning_k(const GemmShape& shape);
+// The groups the cost model splits m into: GroupedMasked's experts, else 1.
+int64_t planning_groups(const GemmShape& shape);
 int64_t k_grouped_planning_k(int64_t k, int64_t groups);
 
 // The tuning database's winner for a problem on device 0, if the tuning mode is not Off.

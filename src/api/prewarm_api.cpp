@@ -73,6 +73,7 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
             tunable(kind) ? device0_tuned(work[i].m, work[i].n, work[i].k, kind) : std::nullopt;
         PlanOptions plan_options;
         if (tuned) plan_options.tuned = &*tuned;
+        plan_options.groups = planning_groups(work[i]);
         planned = plan_kernel(kind, planning_m(work[i]), work[i].n, planning_k(work[i]), traits, store, plan_options);
         for (const TuningDb& db : tunable(kind) ? databases : std::vector<TuningDb>{})
           if (const TunedEntry* e = db.find(kind, work[i].m, work[i].n, work[i].k)) {

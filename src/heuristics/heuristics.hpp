@@ -22,10 +22,12 @@ struct RankedConfig {
 // (waves x per-tile time, bounded below by the HBM floor). Element 0 is the heuristic's
 // choice. Pure and deterministic. KGrouped: m is the rows of all groups (groups x M) and
 // k the expected K per group; the specs it returns have k = 0.
+// groups > 1 (GroupedMasked): m is groups x rows per group, and every group's rows start a
+// new M block.
 std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
-                                       const DeviceTraits& device);
+                                       const DeviceTraits& device, int64_t groups = 1);
 
 // The model's estimate for one spec at a given M (exposed for tests and the tuner).
-double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device);
+double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups = 1);
 
 }  // namespace fp8gemm::detail

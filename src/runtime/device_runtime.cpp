@@ -43,15 +43,15 @@ CUfunction DeviceRuntime::kernel_function(const KernelSpec& spec, KernelStore& s
   return f != functions_.end() ? f->second.function : load(*binary).function;
 }
 
-const LaunchPlan* DeviceRuntime::find_plan(int64_t m, int64_t n, int64_t k, KernelKind kind) {
+const LaunchPlan* DeviceRuntime::find_plan(int64_t m, int64_t n, int64_t k, KernelKind kind, int64_t groups) {
   std::shared_lock<std::shared_mutex> lock(mutex_);
-  auto it = plans_.find(PlanKey{m, n, k, kind});
+  auto it = plans_.find(PlanKey{m, n, k, kind, groups});
   return it == plans_.end() ? nullptr : &it->second;
 }
 
 const LaunchPlan& DeviceRuntime::plan(int64_t m, int64_t n, int64_t k, KernelStore& store,
                                       const PlanOptions& options, KernelKind kind) {
-  const PlanKey key{m, n, k, kind};
+  const PlanKey key{m, n, k, kind, options.groups};
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     auto it = plans_.find(key);

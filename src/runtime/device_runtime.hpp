@@ -59,18 +59,23 @@ class DeviceRuntime {
   CUfunction kernel_function(const KernelSpec& spec, KernelStore& store, bool may_compile = true);
 
   // The plan of a shape planned before, else nullptr (one lookup under a shared lock).
-  const LaunchPlan* find_plan(int64_t m, int64_t n, int64_t k, KernelKind kind = KernelKind::Gemm1D2D);
+  // (groups: as PlanOptions::groups.)
+  const LaunchPlan* find_plan(int64_t m, int64_t n, int64_t k, KernelKind kind = KernelKind::Gemm1D2D,
+                              int64_t groups = 1);
 
  private:
   struct PlanKey {
     int64_t m, n, k;
     KernelKind kind;
-    bool operator==(const PlanKey& o) const { return m == o.m && n == o.n && k == o.k && kind == o.kind; }
+    int64_t groups;
+    bool operator==(const PlanKey& o) const {
+      return m == o.m && n == o.n && k == o.k && kind == o.kind && groups == o.groups;
+    }
   };
   struct PlanKeyHash {
     size_t operator()(const PlanKey& p) const {
       return (std::hash<int64_t>{}(p.m) * 31 + std::hash<int64_t>{}(p.n) * 1000003 + std::hash<int64_t>{}(p.k)) * 7 +
-             static_cast<size_t>(p.kind);
+             static_cast<size_t>(p.kind) + static_cast<size_t>(p.groups) * 131;
     }
   };
 

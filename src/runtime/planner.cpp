@@ -20,7 +20,7 @@ PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, cons
     }
     log(LogLevel::Warn, "tuned kernel {} compiled to a slow path here; using the heuristic", p.spec.slug());
   }
-  const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device);
+  const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device, options.groups);
   PlannedKernel first;
   for (size_t i = 0; i < ranked.size() && i < kMaxTries; ++i) {
     PlannedKernel p;

@@ -22,6 +22,9 @@ struct PlannedKernel {
 struct PlanOptions {
   bool may_compile = true;          // false: cache-only (a missing kernel throws NotCached)
   const KernelSpec* tuned = nullptr;  // a measured winner to use first (tuning database)
+  // GroupedMasked: the number of experts m is split over (m = groups x expected_m), so that
+  // the cost model counts each expert's tiles; 1 otherwise.
+  int64_t groups = 1;
 };
 
 PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, const DeviceTraits& device,

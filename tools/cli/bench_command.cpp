@@ -367,6 +367,7 @@ GroupedLayout grouped_layout(const host::GroupedShape& g, uint64_t seed) {
   }
   if (masked) l.a_rows = g.groups * g.max_m;
   l.plan = GemmShape{masked ? g.groups * g.expected_m : l.a_rows, g.n, g.k, g.kind};
+  if (masked) l.plan.groups = g.groups;
   return l;
 }
 
