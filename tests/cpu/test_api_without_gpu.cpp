@@ -126,6 +126,10 @@ TEST(ApiWithoutGpu, GroupedShapesPlanStableKernels) {
   EXPECT_EQ(kernel_name(GemmShape{16385, 4096, 2048, GemmKind::GroupedContiguous}), gc);
   const std::string gm = kernel_name(GemmShape{6 * 1024, 4096, 2048, GemmKind::GroupedMasked});
   EXPECT_EQ(gm.rfind("gemm1d2d_gm_n4096_k2048_", 0), 0u) << gm;
+  // Masked shapes name their expert count: 32 experts of 20 rows plan 64-row tiles.
+  GemmShape small{32 * 20, 4096, 2048, GemmKind::GroupedMasked};
+  small.groups = 32;
+  EXPECT_NE(kernel_name(small).find("_bm64_"), std::string::npos) << kernel_name(small);
 }
 
 TEST(ApiWithoutGpu, GroupedGemmsValidateThenNeedADriver) {

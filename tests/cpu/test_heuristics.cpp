@@ -91,6 +91,26 @@ TEST(Heuristics, TuningCandidatesStartWithTheHeuristicsChoice) {
   EXPECT_EQ(tuning_candidates(4096, 7168, 2048, h200, 1).size(), 1u);
 }
 
+// Masked experts are planned per expert: each expert's rows start a new M block, so experts
+// of at most 64 rows get 64-row tiles (a 128-row tile would be mostly padding) and larger ones
+// 128-row tiles (measured faster than 64-row ones at 192 rows: docs/PERFORMANCE.md, grouped
+// log entry 2); the same total rows as one matrix may plan differently.
+TEST(Heuristics, MaskedExpertsArePlannedPerExpert) {
+  const DeviceTraits h200;
+  for (auto [groups, rows] : {std::pair<int64_t, int64_t>{32, 20}, {6, 20}, {32, 64}})
+    EXPECT_EQ(rank_configs(KernelKind::GroupedMasked, groups * rows, 4096, 2048, h200, groups).front().spec.config.block_m,
+              64)
+        << groups << " x " << rows;
+  for (auto [groups, rows] : {std::pair<int64_t, int64_t>{32, 192}, {6, 1024}, {32, 65}})
+    EXPECT_EQ(rank_configs(KernelKind::GroupedMasked, groups * rows, 6144, 7168, h200, groups).front().spec.config.block_m,
+              128)
+        << groups << " x " << rows;
+  // Every expert's weights count towards the memory floor.
+  const KernelSpec s = rank_configs(KernelKind::GroupedMasked, 6 * 20, 4096, 2048, h200, 6).front().spec;
+  EXPECT_GE(predict_us(s, 6 * 20, h200, 6), 6.0 * 4096 * 2048 / 4.3e12 * 1e6);
+  EXPECT_LT(predict_us(s, 6 * 20, h200, 1), 6.0 * 4096 * 2048 / 4.3e12 * 1e6);
+}
+
 TEST(Heuristics, WeightGradientCandidates) {
   const DeviceTraits h200;
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{2112, 4096, 7168}, {576, 4096, 7168}, {7168, 4096, 16384}}) {
