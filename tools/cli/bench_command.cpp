@@ -101,6 +101,24 @@ double time_calls(const std::function<void(int, cudaStream_t)>& call, int sets, 
   return median(per_call);
 }
 
+// cuBLASLt's time on a problem: the best over its `algorithms` algorithms of `theirs(algo,
+// set, stream)`, each timed like ours. Before timing, `check(call)` gets algorithm 0's call to
+// run once and compare with ours. Fills row->cublas_us and row->cublas_tflops.
+void time_cublas(Row* row, double flops, int algorithms, const std::function<void(int, int, cudaStream_t)>& theirs,
+                 const std::function<void(const std::function<void(int, cudaStream_t)>&)>& check, int sets,
+                 int replays, cudaStream_t stream) {
+  double best = 0;
+  for (int algo = 0; algo < algorithms; ++algo) {
+    const std::function<void(int, cudaStream_t)> call = [&](int i, cudaStream_t st) { theirs(algo, i, st); };
+    if (algo == 0) check(call);
+    int calls = 0;
+    const double us = time_calls(call, sets, replays, stream, &calls);
+    if (best == 0 || us < best) best = us;
+  }
+  row->cublas_us = best;
+  row->cublas_tflops = best > 0 ? flops / best * 1e-6 : 0;
+}
+
 double to_double(uint16_t bf16) { return host::bf16_to_float(bf16); }
 double to_double(float v) { return v; }
 
@@ -191,26 +209,21 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
                          &why)) {
       row.cublas_note = why;
     } else {
-      double best = 0;
-      for (int algo = 0; algo < cublas->algorithms(); ++algo) {
-        auto theirs = [&](int i, cudaStream_t st) {
-          const Set& x = s[size_t(i)];
-          cublas->run(x.a.get(), x.sfa.get<float>(), x.b.get(), x.sfb_cublas.get<float>(), x.d_cublas.get(), algo, st);
-        };
-        if (algo == 0) {
-          theirs(0, stream);
-          cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
-          std::vector<uint16_t> d1(size_t(m * n)), d2(size_t(m * n));
-          cuda_check(cudaMemcpy(d1.data(), s[0].d.get(), d1.size() * 2, cudaMemcpyDeviceToHost), "copy");
-          cuda_check(cudaMemcpy(d2.data(), s[0].d_cublas.get(), d2.size() * 2, cudaMemcpyDeviceToHost), "copy");
-          row.rel_diff = relative_difference(d1, d2);
-        }
-        int calls = 0;
-        const double us = time_calls(theirs, sets, o.replays, stream, &calls);
-        if (best == 0 || us < best) best = us;
-      }
-      row.cublas_us = best;
-      row.cublas_tflops = flops / best * 1e-6;
+      time_cublas(
+          &row, flops, cublas->algorithms(),
+          [&](int algo, int i, cudaStream_t st) {
+            const Set& x = s[size_t(i)];
+            cublas->run(x.a.get(), x.sfa.get<float>(), x.b.get(), x.sfb_cublas.get<float>(), x.d_cublas.get(), algo, st);
+          },
+          [&](const std::function<void(int, cudaStream_t)>& call) {
+            call(0, stream);
+            cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
+            std::vector<uint16_t> d1(size_t(m * n)), d2(size_t(m * n));
+            cuda_check(cudaMemcpy(d1.data(), s[0].d.get(), d1.size() * 2, cudaMemcpyDeviceToHost), "copy");
+            cuda_check(cudaMemcpy(d2.data(), s[0].d_cublas.get(), d2.size() * 2, cudaMemcpyDeviceToHost), "copy");
+            row.rel_diff = relative_difference(d1, d2);
+          },
+          sets, o.replays, stream);
     }
   }
   return row;
@@ -314,29 +327,24 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
                          scales(s[0].sfb_cublas, s[0].sfb), &why)) {
       row.cublas_note = why;
     } else {
-      double best = 0;
-      for (int algo = 0; algo < cublas->algorithms(); ++algo) {
-        auto theirs = [&](int i, cudaStream_t st) {
-          const Set& x = s[size_t(i)];
-          cublas->run(x.a.get(), scales(x.sfa_cublas, x.sfa), x.b.get(), scales(x.sfb_cublas, x.sfb), x.d.get(), algo,
-                      st);
-        };
-        if (algo == 0) {
-          // One call from the same initial D as ours.
-          upload(s[0].d.get(), d0.data(), d0.size() * 4);
-          cuda_check(cudaDeviceSynchronize(), "upload");
-          theirs(0, stream);
-          cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
-          std::vector<float> d_theirs(size_t(m * n));
-          cuda_check(cudaMemcpy(d_theirs.data(), s[0].d.get(), d_theirs.size() * 4, cudaMemcpyDeviceToHost), "copy");
-          row.rel_diff = relative_difference(d_ours, d_theirs);
-        }
-        int calls = 0;
-        const double us = time_calls(theirs, sets, o.replays, stream, &calls);
-        if (best == 0 || us < best) best = us;
-      }
-      row.cublas_us = best;
-      row.cublas_tflops = flops / best * 1e-6;
+      time_cublas(
+          &row, flops, cublas->algorithms(),
+          [&](int algo, int i, cudaStream_t st) {
+            const Set& x = s[size_t(i)];
+            cublas->run(x.a.get(), scales(x.sfa_cublas, x.sfa), x.b.get(), scales(x.sfb_cublas, x.sfb), x.d.get(), algo,
+                        st);
+          },
+          [&](const std::function<void(int, cudaStream_t)>& call) {
+            // One call from the same initial D as ours.
+            upload(s[0].d.get(), d0.data(), d0.size() * 4);
+            cuda_check(cudaDeviceSynchronize(), "upload");
+            call(0, stream);
+            cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
+            std::vector<float> d_theirs(size_t(m * n));
+            cuda_check(cudaMemcpy(d_theirs.data(), s[0].d.get(), d_theirs.size() * 4, cudaMemcpyDeviceToHost), "copy");
+            row.rel_diff = relative_difference(d_ours, d_theirs);
+          },
+          sets, o.replays, stream);
     }
   }
   return row;
@@ -557,42 +565,37 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
       }
       problem[size_t(e)] = found->second;
     }
-    double best = 0;
-    for (int algo = 0; algo < max_algorithms; ++algo) {
-      auto theirs = [&](int i, cudaStream_t st) {
-        const Set& x = s[size_t(i)];
-        for (int64_t e = 0; e < groups; ++e) {
-          const int p = problem[size_t(e)];
-          if (p < 0) continue;
-          const int64_t first = l.offset[size_t(e)];
-          cublas->run_problem(p, x.a.get<uint8_t>() + first * k, x.sfa_cublas.get<float>() + sfa_offset[size_t(e)],
-                              x.b.get<uint8_t>() + e * n * k, x.sfb_cublas.get<float>() + e * nb * l4,
-                              x.d_cublas.get<uint16_t>() + first * n, std::min(algo, cublas->algorithms(p) - 1), st);
-        }
-      };
-      if (algo == 0) {
-        theirs(0, stream);
-        cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
-        // Both on the real rows only.
-        std::vector<uint16_t> d1(size_t(l.real_rows * n)), d2(d1.size());
-        size_t at = 0;
-        for (int64_t e = 0; e < groups; ++e) {
-          const size_t count = size_t(l.rows[size_t(e)] * n), from = size_t(l.offset[size_t(e)] * n);
-          cuda_check(cudaMemcpy(d1.data() + at, s[0].d.get<uint16_t>() + from, count * 2, cudaMemcpyDeviceToHost),
-                     "copy");
-          cuda_check(cudaMemcpy(d2.data() + at, s[0].d_cublas.get<uint16_t>() + from, count * 2,
-                                cudaMemcpyDeviceToHost),
-                     "copy");
-          at += count;
-        }
-        row.rel_diff = relative_difference(d1, d2);
-      }
-      int calls = 0;
-      const double us = time_calls(theirs, sets, o.replays, stream, &calls);
-      if (best == 0 || us < best) best = us;
-    }
-    row.cublas_us = best;
-    row.cublas_tflops = flops / best * 1e-6;
+    time_cublas(
+        &row, flops, max_algorithms,
+        [&](int algo, int i, cudaStream_t st) {
+          const Set& x = s[size_t(i)];
+          for (int64_t e = 0; e < groups; ++e) {
+            const int p = problem[size_t(e)];
+            if (p < 0) continue;
+            const int64_t first = l.offset[size_t(e)];
+            cublas->run_problem(p, x.a.get<uint8_t>() + first * k, x.sfa_cublas.get<float>() + sfa_offset[size_t(e)],
+                                x.b.get<uint8_t>() + e * n * k, x.sfb_cublas.get<float>() + e * nb * l4,
+                                x.d_cublas.get<uint16_t>() + first * n, std::min(algo, cublas->algorithms(p) - 1), st);
+          }
+        },
+        [&](const std::function<void(int, cudaStream_t)>& call) {
+          call(0, stream);
+          cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
+          // Both on the real rows only.
+          std::vector<uint16_t> d1(size_t(l.real_rows * n)), d2(d1.size());
+          size_t at = 0;
+          for (int64_t e = 0; e < groups; ++e) {
+            const size_t count = size_t(l.rows[size_t(e)] * n), from = size_t(l.offset[size_t(e)] * n);
+            cuda_check(cudaMemcpy(d1.data() + at, s[0].d.get<uint16_t>() + from, count * 2, cudaMemcpyDeviceToHost),
+                       "copy");
+            cuda_check(cudaMemcpy(d2.data() + at, s[0].d_cublas.get<uint16_t>() + from, count * 2,
+                                  cudaMemcpyDeviceToHost),
+                       "copy");
+            at += count;
+          }
+          row.rel_diff = relative_difference(d1, d2);
+        },
+        sets, o.replays, stream);
   }
   return row;
 }
@@ -708,35 +711,30 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
       }
       problem[size_t(e)] = found->second;
     }
-    double best = 0;
-    for (int algo = 0; algo < max_algorithms; ++algo) {
-      auto theirs = [&](int i, cudaStream_t st) {
-        const Set& x = s[size_t(i)];
-        for (int64_t e = 0; e < groups; ++e) {
-          const int p = problem[size_t(e)];
-          if (p < 0) continue;
-          const int64_t at = start[size_t(e)];
-          cublas->run_problem(p, x.a.get<uint8_t>() + at, x.sfa.get<float>() + at / 128 * m, x.b.get<uint8_t>() + at,
-                              x.sfb.get<float>() + at / 128 * n, x.d.get<float>() + e * m * n,
-                              std::min(algo, cublas->algorithms(p) - 1), st);
-        }
-      };
-      if (algo == 0) {
-        // One call from the same initial D as ours.
-        upload(s[0].d.get(), d0.data(), d0.size() * 4);
-        cuda_check(cudaDeviceSynchronize(), "upload");
-        theirs(0, stream);
-        cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
-        std::vector<float> d_theirs(d0.size());
-        cuda_check(cudaMemcpy(d_theirs.data(), s[0].d.get(), d_theirs.size() * 4, cudaMemcpyDeviceToHost), "copy");
-        row.rel_diff = relative_difference(d_ours, d_theirs);
-      }
-      int calls = 0;
-      const double us = time_calls(theirs, sets, o.replays, stream, &calls);
-      if (best == 0 || us < best) best = us;
-    }
-    row.cublas_us = best;
-    row.cublas_tflops = flops / best * 1e-6;
+    time_cublas(
+        &row, flops, max_algorithms,
+        [&](int algo, int i, cudaStream_t st) {
+          const Set& x = s[size_t(i)];
+          for (int64_t e = 0; e < groups; ++e) {
+            const int p = problem[size_t(e)];
+            if (p < 0) continue;
+            const int64_t at = start[size_t(e)];
+            cublas->run_problem(p, x.a.get<uint8_t>() + at, x.sfa.get<float>() + at / 128 * m, x.b.get<uint8_t>() + at,
+                                x.sfb.get<float>() + at / 128 * n, x.d.get<float>() + e * m * n,
+                                std::min(algo, cublas->algorithms(p) - 1), st);
+          }
+        },
+        [&](const std::function<void(int, cudaStream_t)>& call) {
+          // One call from the same initial D as ours.
+          upload(s[0].d.get(), d0.data(), d0.size() * 4);
+          cuda_check(cudaDeviceSynchronize(), "upload");
+          call(0, stream);
+          cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
+          std::vector<float> d_theirs(d0.size());
+          cuda_check(cudaMemcpy(d_theirs.data(), s[0].d.get(), d_theirs.size() * 4, cudaMemcpyDeviceToHost), "copy");
+          row.rel_diff = relative_difference(d_ours, d_theirs);
+        },
+        sets, o.replays, stream);
   }
   return row;
 }
