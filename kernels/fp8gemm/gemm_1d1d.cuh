@@ -268,25 +268,22 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
       // group there and would serialize every wgmma. Warpgroup 1 takes its first K block
       // alone and pairs from the second on, so that the two warpgroups' ends of pairs
       // (when a warpgroup has no wgmma in flight while it promotes) do not coincide.
-      int kb = 0;
-      if (kBuffers == 1) {
-#pragma unroll 1
-        for (; kb < k_blocks; ++kb) {
-          mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
-          const int stage = cursor.stage;
-          issue(part[0], stage);
-          cursor.advance();
-          wgmma_wait<0>();
-          retire(part[0], stage);
-        }
-      }
-      if (kBuffers == 2 && kMathWarpgroups == 2 && warpgroup == 1 && k_blocks > 0) {
+      // One K block alone: issue, wait, promote.
+      auto single = [&]() {
         mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
         const int stage = cursor.stage;
         issue(part[0], stage);
         cursor.advance();
         wgmma_wait<0>();
         retire(part[0], stage);
+      };
+      int kb = 0;
+      if (kBuffers == 1) {
+#pragma unroll 1
+        for (; kb < k_blocks; ++kb) single();
+      }
+      if (kBuffers == 2 && kMathWarpgroups == 2 && warpgroup == 1 && k_blocks > 0) {
+        single();
         kb = 1;
       }
 #pragma unroll 1
@@ -304,14 +301,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
         wgmma_wait<0>();
         retire(part[kBuffers - 1], stage_b);
       }
-      if (kb < k_blocks) {
-        mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
-        const int stage = cursor.stage;
-        issue(part[0], stage);
-        cursor.advance();
-        wgmma_wait<0>();
-        retire(part[0], stage);
-      }
+      if (kb < k_blocks) single();
 #pragma unroll
       for (int j = 0; j < kBuffers; ++j)
 #pragma unroll
