@@ -230,6 +230,22 @@ TEST(Validation, TransposeAndScaleConversion) {
   }, "overlaps");
 }
 
+namespace {
+
+// Expects `f` to throw InvalidArgument naming function `fn` and containing `needle`.
+void expect_rejected_by(const std::string& fn, const std::function<void()>& f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "accepted; expected '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fn), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
 TEST(Validation, WeightGradientArguments) {
   const int64_t m = 2112, n = 4096, k = 7168;
   const Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
@@ -242,14 +258,7 @@ TEST(Validation, WeightGradientArguments) {
   EXPECT_TRUE(detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, &d));  // accumulate in place
   EXPECT_TRUE(detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, &c));
   auto rejected = [](const std::function<void()>& f, const std::string& needle) {
-    try {
-      f();
-      ADD_FAILURE() << "accepted; expected '" << needle << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("gemm_fp8_nt_wgrad"), std::string::npos) << e.what();
-    }
+    expect_rejected_by("gemm_fp8_nt_wgrad", f, needle);
   };
   rejected([&] { detail::validate_gemm_fp8_nt_wgrad(a, sa, b, block_scales(sb.data, n, k), d, nullptr); }, "b_scales is");
   rejected([&] { detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, Fp32Matrix{d.data, m, n, n + 2}, nullptr); }, "d.ld");
@@ -284,14 +293,7 @@ TEST(Validation, KGroupedArguments) {
   EXPECT_FALSE(detail::validate_gemm_k_grouped(Fp8Matrix{a.data, 0, k, k}, per_token_scales(sa.data, 0, k), b, sb,
                                                Fp32Matrix{d.data, 0, n, n}, nullptr, gk, groups));  // M = 0: nothing
   auto rejected = [](const std::function<void()>& f, const std::string& needle) {
-    try {
-      f();
-      ADD_FAILURE() << "accepted; expected '" << needle << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("gemm_fp8_nt_wgrad_k_grouped"), std::string::npos) << e.what();
-    }
+    expect_rejected_by("gemm_fp8_nt_wgrad_k_grouped", f, needle);
   };
   rejected([&] { detail::validate_gemm_k_grouped(a, sa, b, sb, d, nullptr, gk, 0); }, "groups = 0");
   rejected([&] { detail::validate_gemm_k_grouped(a, sa, b, sb, d, nullptr, nullptr, groups); }, "group_k is null");
