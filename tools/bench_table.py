@@ -3,6 +3,10 @@
 
 Usage: tools/bench_table.py bench.json [reference.json]
 
+Dense rows get the table below. Weight-gradient (`bench --wgrad`) and grouped (`bench
+--grouped`) rows get one table of their own kinds (G, expected rows or columns per group, M, N,
+K as the bench prints them; no floors, no reference column) and a geometric mean per kind.
+
 Floors: FLOPs at the FP8 dense peak (1979 TFLOPS) and bytes (A, B, both scale tensors, D;
 each once) at 4.3 TB/s; the larger is the floor. An optional reference file maps
 "MxNxK" to a time in microseconds of another library measured elsewhere; it adds a column
@@ -16,9 +20,39 @@ PEAK_TFLOPS = 1979.0
 BANDWIDTH_GBS = 4300.0
 
 
+def other_kinds(rows):
+    head = ["kind", "G", "expected", "M", "N", "K", "fp8gemm us", "TFLOPS", "cuBLASLt us", "cuBLASLt TFLOPS",
+            "vs cuBLASLt", "kernel"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    means = {}
+    for r in rows:
+        row = [r["kind"], r.get("groups", "-") or "-", r.get("expected_m", "-") or "-", r["m"], r["n"], r["k"],
+               f'{r["us"]:.1f}', f'{r["tflops"]:.0f}']
+        if r["cublaslt_us"] > 0:
+            row += [f'{r["cublaslt_us"]:.1f}', f'{r["cublaslt_tflops"]:.0f}', f'{r["cublaslt_us"] / r["us"]:.2f}x']
+            means.setdefault(r["kind"], []).append((r["tflops"], r["cublaslt_tflops"]))
+        else:
+            row += ["-", "-", "-"]
+        row.append(f'`{r["kernel"]}`')
+        print("| " + " | ".join(str(x) for x in row) + " |")
+    print()
+    for kind, pairs in means.items():
+        ours = math.exp(sum(math.log(a) for a, _ in pairs) / len(pairs))
+        theirs = math.exp(sum(math.log(b) for _, b in pairs) / len(pairs))
+        print(f"- {kind}: geometric mean {ours:.1f} TFLOPS vs cuBLASLt {theirs:.1f} (**{ours / theirs:.2f}x**)")
+
+
 def main(path, ref_path=None):
     data = json.load(open(path))
     ref = json.load(open(ref_path)) if ref_path else {}
+    others = [r for r in data["rows"] if r.get("kind", "dense") != "dense"]
+    if others:
+        other_kinds(others)
+        data["rows"] = [r for r in data["rows"] if r.get("kind", "dense") == "dense"]
+        if not data["rows"]:
+            return
+        print()
     head = ["M", "N", "K", "fp8gemm us", "TFLOPS", "GB/s", "floor us", "% of floor",
             "cuBLASLt us", "cuBLASLt TFLOPS", "vs cuBLASLt"]
     if ref:
