@@ -184,7 +184,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
         } else {
           mbar_arrive(ready);
         }
-        mbar_wait(written, static_cast<u32>(local) & 1u);
+        mbar_wait_sleeping(written, static_cast<u32>(local) & 1u);
 #pragma unroll 1
         for (int j = 0; j < inside; ++j) {
           if (kKGrouped)

@@ -96,6 +96,26 @@ __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
       : "memory");
 }
 
+// The same for a thread that waits long and is not in a hurry (a weight-gradient storer
+// waits a whole tile): it sleeps between tries, so that its spinning does not take issue
+// slots from the math warps on the same scheduler.
+__device__ __forceinline__ void mbar_wait_sleeping(u32 bar, u32 parity) {
+  u32 done = 0;
+  for (;;) {
+    asm volatile(
+        "{\n"
+        " .reg .pred p;\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (done) return;
+    __nanosleep(500);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // TMA
 // ---------------------------------------------------------------------------
