@@ -22,17 +22,24 @@ struct Args {
   bool run() const { return validate_gemm_fp8_nt(a, sa, b, sb, d); }
 };
 
-// Expects InvalidArgument whose message names `needle`.
-void expect_rejected(const std::function<void(Args&)>& mutate, const std::string& needle) {
-  Args args;
-  mutate(args);
+// Expects `call` to throw InvalidArgument whose message contains `needle` (and `fn`, the
+// function that rejects, when given).
+void expect_invalid(const std::function<void()>& call, const std::string& needle, const std::string& fn = "") {
   try {
-    args.run();
+    call();
     ADD_FAILURE() << "accepted; expected an error mentioning '" << needle << "'";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fn), std::string::npos) << e.what();
   }
+}
+
+// Expects InvalidArgument whose message names `needle`.
+void expect_rejected(const std::function<void(Args&)>& mutate, const std::string& needle) {
+  Args args;
+  mutate(args);
+  expect_invalid([&] { args.run(); }, needle);
 }
 
 }  // namespace
@@ -147,13 +154,7 @@ struct QuantArgs {
 void expect_quant_rejected(const std::function<void(QuantArgs&)>& mutate, const std::string& needle) {
   QuantArgs args;
   mutate(args);
-  try {
-    args.run();
-    ADD_FAILURE() << "accepted; expected an error mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
+  expect_invalid([&] { args.run(); }, needle);
 }
 
 }  // namespace
@@ -205,15 +206,7 @@ TEST(Validation, TransposeAndScaleConversion) {
   const ScaleOutput wts = block_scale_output(reinterpret_cast<float*>(0x400000000), k, n);
   EXPECT_TRUE(detail::validate_fp8_transpose(w, ws, wt, wts));
   EXPECT_FALSE(detail::validate_fp8_transpose(Fp8Matrix{w.data, 0, k, k}, ws, Fp8Output{wt.data, k, 0, 304}, wts));
-  auto rejected = [](const std::function<void()>& f, const std::string& needle) {
-    try {
-      f();
-      ADD_FAILURE() << "accepted; expected '" << needle << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-  };
+  auto rejected = [](const std::function<void()>& f, const std::string& needle) { expect_invalid(f, needle); };
   rejected([&] { detail::validate_fp8_transpose(w, ws, Fp8Output{wt.data, n, k, k}, wts); }, "transpose of w");
   rejected([&] { detail::validate_fp8_transpose(w, ws, Fp8Output{wt.data, k, n, 300}, wts); }, "wt.ld");
   rejected([&] { detail::validate_fp8_transpose(w, ws, wt, block_scale_output(wts.data, n, k)); }, "wt_scales is");
@@ -230,22 +223,6 @@ TEST(Validation, TransposeAndScaleConversion) {
   }, "overlaps");
 }
 
-namespace {
-
-// Expects `f` to throw InvalidArgument naming function `fn` and containing `needle`.
-void expect_rejected_by(const std::string& fn, const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "accepted; expected '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fn), std::string::npos) << e.what();
-  }
-}
-
-}  // namespace
-
 TEST(Validation, WeightGradientArguments) {
   const int64_t m = 2112, n = 4096, k = 7168;
   const Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
@@ -258,7 +235,7 @@ TEST(Validation, WeightGradientArguments) {
   EXPECT_TRUE(detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, &d));  // accumulate in place
   EXPECT_TRUE(detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, &c));
   auto rejected = [](const std::function<void()>& f, const std::string& needle) {
-    expect_rejected_by("gemm_fp8_nt_wgrad", f, needle);
+    expect_invalid(f, needle, "gemm_fp8_nt_wgrad");
   };
   rejected([&] { detail::validate_gemm_fp8_nt_wgrad(a, sa, b, block_scales(sb.data, n, k), d, nullptr); }, "b_scales is");
   rejected([&] { detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, Fp32Matrix{d.data, m, n, n + 2}, nullptr); }, "d.ld");
@@ -293,7 +270,7 @@ TEST(Validation, KGroupedArguments) {
   EXPECT_FALSE(detail::validate_gemm_k_grouped(Fp8Matrix{a.data, 0, k, k}, per_token_scales(sa.data, 0, k), b, sb,
                                                Fp32Matrix{d.data, 0, n, n}, nullptr, gk, groups));  // M = 0: nothing
   auto rejected = [](const std::function<void()>& f, const std::string& needle) {
-    expect_rejected_by("gemm_fp8_nt_wgrad_k_grouped", f, needle);
+    expect_invalid(f, needle, "gemm_fp8_nt_wgrad_k_grouped");
   };
   rejected([&] { detail::validate_gemm_k_grouped(a, sa, b, sb, d, nullptr, gk, 0); }, "groups = 0");
   rejected([&] { detail::validate_gemm_k_grouped(a, sa, b, sb, d, nullptr, nullptr, groups); }, "group_k is null");
