@@ -151,6 +151,10 @@ FP8GEMM_API void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scal
 // ---------------------------------------------------------------------------
 // Grouped GEMMs (mixture of experts): G experts in one launch
 // ---------------------------------------------------------------------------
+// Each picks its kernel as gemm_fp8_nt does (tuning database or heuristic, see TuningMode),
+// for the GemmShape of the call (see GemmKind): contiguous by the power-of-two bucket of its
+// total rows, masked by groups x expected_m and its expert count, k-grouped by all groups'
+// rows, the bucket of the mean K per group and its group count.
 
 // Rows of an expert's segment in gemm_fp8_nt_grouped_contiguous start at multiples of this.
 constexpr int64_t kGroupedSegmentRows = 128;
@@ -319,7 +323,8 @@ FP8GEMM_API void convert_scales(const ScaleMatrix& in, const ScaleOutput& out, S
 // ---------------------------------------------------------------------------
 
 // Which GEMM a shape is for. Forward: gemm_fp8_nt. WeightGradient: gemm_fp8_nt_wgrad. GroupedContiguous: m is the total
-// (padded) number of rows. GroupedMasked: m is groups x expected_m and groups the experts (what the kernel choice uses).
+// (padded) number of rows and groups the experts (tune() splits the rows over them; the kernel choice does not use
+// them). GroupedMasked: m is groups x expected_m and groups the experts (what the kernel choice uses).
 // KGroupedWeightGradient: gemm_fp8_nt_wgrad_k_grouped with A [m, k] (all groups' columns) and `groups` groups.
 enum class GemmKind { Forward = 0, WeightGradient = 1, GroupedContiguous = 2, GroupedMasked = 3,
                       KGroupedWeightGradient = 4 };
@@ -329,7 +334,7 @@ struct GemmShape {
   int64_t n = 0;
   int64_t k = 0;
   GemmKind kind = GemmKind::Forward;
-  int64_t groups = 1;  // KGroupedWeightGradient and GroupedMasked (1 = unknown: m planned as one matrix)
+  int64_t groups = 1;  // the grouped kinds' groups (1 = unknown: m planned, and tuned, as one matrix)
 };
 
 struct PrewarmProgress {
@@ -360,9 +365,12 @@ struct PrewarmReport {
   std::vector<std::string> kernel_names;
 };
 
-// Compiles (or finds) every kernel the shapes need, in parallel, into the disk cache.
-// Needs NVRTC but no GPU. Throws Error(InvalidArgument) for an invalid shape and
-// Error(CompileFailed) if a kernel does not compile.
+// Compiles (or finds) every kernel the shapes need, in parallel, into the disk cache: what
+// each shape's GEMM runs on device 0 (its tuning database's winner, else the heuristic's
+// choice), plus the winners other databases of the cache directory hold for the shape
+// (measured with this library and NVRTC on any GPU). Needs NVRTC but no GPU. Throws
+// Error(InvalidArgument) for an invalid shape and Error(CompileFailed) if a kernel does not
+// compile.
 FP8GEMM_API PrewarmReport prewarm(const std::vector<GemmShape>& shapes,
                                   const PrewarmOptions& options = {});
 
@@ -370,8 +378,8 @@ FP8GEMM_API PrewarmReport prewarm(const std::vector<GemmShape>& shapes,
 // Introspection
 // ---------------------------------------------------------------------------
 
-// The kernel gemm_fp8_nt (or gemm_fp8_nt_wgrad, by the shape's kind) uses for a shape, planned for device 0 (a 132-SM H100/H200
-// without a GPU), as a readable name: "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" =
+// The kernel gemm_fp8_nt (or the GEMM of the shape's kind) uses for a shape, planned for device 0 (a 132-SM H100/H200
+// without a GPU; its tuning database's winner when it has one), as a readable name: "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" =
 // N, K, block_m, block_n, pipeline stages, rasterization group.
 FP8GEMM_API std::string kernel_name(const GemmShape& shape);
 
@@ -433,7 +441,8 @@ FP8GEMM_API CacheClearReport clear_cache(bool kernels, bool tuning);
 // Tuning
 // ---------------------------------------------------------------------------
 
-// How gemm_fp8_nt picks a kernel config for a problem (N, K, M bucket; see tune()).
+// How gemm_fp8_nt and the other GEMMs pick a kernel config for a problem (kind, N, K, M bucket and, masked and
+// k-grouped, the groups; see tune()).
 //   Off:    the analytical heuristic only.
 //   Cached: the measured winner from the tuning database when it has the problem, else
 //           the heuristic. Never times anything on a call. The default.
@@ -475,13 +484,19 @@ struct TuneResult {
   int candidates_timed = 0;
 };
 
-// Tunes each distinct shape (M > 0, N > 0; forward or weight-gradient by its kind; weight
-// gradients are timed without C) on the current context's device (else device
-// 0): compiles the candidates in parallel, times each on the GPU (warm-up, CUDA events,
+// Tunes each distinct shape (M > 0, N > 0; any GemmKind, timed as the GEMM of its kind; weight
+// gradients, dense and k-grouped, are timed without C) on the current context's device (else
+// device 0): compiles the candidates in parallel, times each on the GPU (warm-up, CUDA events,
 // median of batches of back-to-back calls rotating over input copies so that L2 does not
 // flatter small shapes; the library's own buffers, random data) and stores the winner in
 // the tuning database of that device kind under the shape's M bucket (M rounded up to a
-// power of two). Needs an sm_90 GPU; throws like gemm_fp8_nt otherwise.
+// power of two). Grouped shapes are timed and stored as they are planned (see GemmKind):
+// contiguous at the bucket of its total rows split evenly over `groups` experts (segments
+// padded); masked with every expert at expected_m = m / groups rows (rounded up); k-grouped
+// with `groups` groups of m rows each, every group at the bucket of the mean K per group.
+// Throws Error(InvalidArgument) for an invalid shape (the rules of prewarm(), plus: masked
+// m >= groups, k-grouped groups x m <= 2^31 - 1024) before timing anything. Needs an sm_90
+// GPU; throws like gemm_fp8_nt otherwise.
 FP8GEMM_API std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOptions& options = {});
 
 }  // namespace fp8gemm

@@ -5,7 +5,6 @@
 #include "runtime/gemm_launch.hpp"
 #include "runtime/stats.hpp"
 #include "tuning/settings.hpp"
-#include "tuning/tuner.hpp"
 #include "util/error.hpp"
 
 namespace fp8gemm {
@@ -19,28 +18,6 @@ void launch(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_sca
   launch_gemm(plan, a, a_scales, b, b_scales, d, reinterpret_cast<CUstream>(stream));
 }
 
-// The plan of a problem's first call in this context: the tuning database's winner
-// (tuning it first in mode On), else the heuristic; in cache-only mode nothing compiles.
-const LaunchPlan& plan_first_call(DeviceRuntime& runtime, int64_t m, int64_t n, int64_t k,
-                                  KernelKind kind = KernelKind::Gemm1D2D) {
-  Library& library = Library::instance();
-  PlanOptions options;
-  options.may_compile = !current_cache_only();
-  const TuningMode mode = current_tuning_mode();
-  std::optional<KernelSpec> tuned;
-  if (mode != TuningMode::Off) {
-    const TuningMetadata metadata = device_metadata(runtime.props());
-    if (mode == TuningMode::On)
-      tuned = library.tuned_or_tune(metadata, kind, m, n, k, [&] {
-        return tune_problem(runtime, library.store(), m, n, k, TunerSettings{}, kind).best;
-      });
-    else
-      tuned = library.find_tuned(metadata, kind, m, n, k);
-  }
-  if (tuned) options.tuned = &*tuned;
-  return runtime.plan(m, n, k, library.store(), options, kind);
-}
-
 }  // namespace
 
 void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
@@ -52,9 +29,8 @@ void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matri
   DeviceRuntime& runtime = Library::instance().runtime(call.context());
   const DeviceProps& device = runtime.props();
   validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
-  const LaunchPlan* plan = runtime.find_plan(a.rows, b.rows, a.cols);
-  if (plan == nullptr) plan = &plan_first_call(runtime, a.rows, b.rows, a.cols);
-  launch(*plan, a, a_scales, b, b_scales, d, stream);
+  launch(plan_for_call(runtime, TuneProblem{KernelKind::Gemm1D2D, a.rows, b.rows, a.cols}), a, a_scales, b, b_scales,
+         d, stream);
 }
 
 void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
@@ -92,9 +68,8 @@ void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp
   DeviceRuntime& runtime = Library::instance().runtime(call.context());
   const DeviceProps& device = runtime.props();
   validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
-  const LaunchPlan* plan = runtime.find_plan(a.rows, b.rows, a.cols, KernelKind::Gemm1D1D);
-  if (plan == nullptr) plan = &plan_first_call(runtime, a.rows, b.rows, a.cols, KernelKind::Gemm1D1D);
-  launch_gemm_wgrad(*plan, a, a_scales, b, b_scales, d, c, reinterpret_cast<CUstream>(stream));
+  const LaunchPlan& plan = plan_for_call(runtime, TuneProblem{KernelKind::Gemm1D1D, a.rows, b.rows, a.cols});
+  launch_gemm_wgrad(plan, a, a_scales, b, b_scales, d, c, reinterpret_cast<CUstream>(stream));
 }
 
 }  // namespace fp8gemm

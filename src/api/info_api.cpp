@@ -49,20 +49,19 @@ RuntimeInfo runtime_info() {
 }
 
 std::string kernel_name(const GemmShape& shape) {
-  const KernelKind kind = kernel_kind_of(shape.kind, "kernel_name");
+  kernel_kind_of(shape.kind, "kernel_name");
   const int n_multiple = n_multiple_of(shape.kind);
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n % n_multiple != 0 || shape.k % 16 != 0)
     fail(ErrorCode::InvalidArgument, "kernel_name: shape needs M, N, K > 0, N % {} == 0, K % 16 == 0", n_multiple);
   if (shape.groups < 1) fail(ErrorCode::InvalidArgument, "kernel_name: groups = {} must be >= 1", shape.groups);
-  // Grouped kernels are not tuned: the heuristic's choice.
-  const std::optional<KernelSpec> tuned =
-      tunable(kind) ? device0_tuned(shape.m, shape.n, shape.k, kind) : std::nullopt;
+  // Device 0's tuning database's winner, else the heuristic's choice.
+  const TuneProblem p = planned_problem(shape, "kernel_name");
+  const std::optional<KernelSpec> tuned = device0_tuned(p);
   PlanOptions options;
   options.may_compile = !current_cache_only();
   if (tuned) options.tuned = &*tuned;
-  options.groups = planning_groups(shape);
-  return plan_kernel(kind, planning_m(shape), shape.n, planning_k(shape), planning_traits(0), Library::instance().store(), options)
-      .spec.slug();
+  options.groups = problem_groups(p.kind, p.groups);
+  return plan_kernel(p.kind, p.m, p.n, p.k, planning_traits(0), Library::instance().store(), options).spec.slug();
 }
 
 Stats stats() {

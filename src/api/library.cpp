@@ -57,35 +57,33 @@ TuningDb& Library::tuning_db_locked(const TuningMetadata& device) {
   return tuning_dbs_.emplace(path, std::move(db)).first->second;
 }
 
-std::optional<KernelSpec> Library::find_tuned(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n,
-                                              int64_t k) {
+std::optional<KernelSpec> Library::find_tuned(const TuningMetadata& device, const TuneProblem& p) {
   std::lock_guard<std::mutex> lock(tuning_mutex_);
-  const TunedEntry* e = tuning_db_locked(device).find(kind, m, n, k);
+  const TunedEntry* e = tuning_db_locked(device).find(p.kind, p.m, p.n, p.k, p.groups);
   if (e == nullptr) return std::nullopt;
   return e->spec;
 }
 
-void Library::record_tuned(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n, int64_t k,
-                           const TunedEntry& entry) {
+void Library::record_tuned(const TuningMetadata& device, const TuneProblem& p, const TunedEntry& entry) {
   std::lock_guard<std::mutex> lock(tuning_mutex_);
   TuningDb& db = tuning_db_locked(device);
-  db.put(kind, m, n, k, entry);
+  db.put(p.kind, p.m, p.n, p.k, entry, p.groups);
   if (disk_.dir().empty()) return;
   TuningDb one(device);  // merge just this entry into the file (others may have written meanwhile)
-  one.put(kind, m, n, k, entry);
+  one.put(p.kind, p.m, p.n, p.k, entry, p.groups);
   const std::string path = tuning_db_path(disk_.dir(), device);
   if (const int err = save_tuning_db(path, one))
     log(LogLevel::Warn, "could not write the tuning database {}: {}", path, std::strerror(err));
 }
 
-KernelSpec Library::tuned_or_tune(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n, int64_t k,
+KernelSpec Library::tuned_or_tune(const TuningMetadata& device, const TuneProblem& p,
                                   const std::function<TunedEntry()>& tune) {
-  const std::string key = tuning_db_path(disk_.dir(), device) + "|" + TuningDb::key(kind, m, n, k);
+  const std::string key = tuning_db_path(disk_.dir(), device) + "|" + TuningDb::key(p.kind, p.m, p.n, p.k, p.groups);
   std::promise<KernelSpec> promise;
   std::shared_future<KernelSpec> shared;
   {
     std::lock_guard<std::mutex> lock(tuning_mutex_);
-    if (const TunedEntry* e = tuning_db_locked(device).find(kind, m, n, k)) return e->spec;
+    if (const TunedEntry* e = tuning_db_locked(device).find(p.kind, p.m, p.n, p.k, p.groups)) return e->spec;
     auto it = tuning_in_flight_.find(key);
     if (it != tuning_in_flight_.end()) {
       shared = it->second;
@@ -97,7 +95,7 @@ KernelSpec Library::tuned_or_tune(const TuningMetadata& device, KernelKind kind,
   KernelSpec spec;
   try {
     const TunedEntry entry = tune();
-    record_tuned(device, kind, m, n, k, entry);
+    record_tuned(device, p, entry);
     spec = entry.spec;
     promise.set_value(spec);
   } catch (...) {
@@ -154,7 +152,7 @@ KernelKind kernel_kind_of(GemmKind kind, const char* fn) {
   fail(ErrorCode::InvalidArgument, "{}: unknown GemmShape kind {}", fn, static_cast<int>(kind));
 }
 
-bool tunable(KernelKind kind) { return kind == KernelKind::Gemm1D2D || kind == KernelKind::Gemm1D1D; }
+bool tunable(KernelKind kind) { return is_gemm(kind); }
 
 int n_multiple_of(GemmKind kind) {
   return kind == GemmKind::WeightGradient || kind == GemmKind::KGroupedWeightGradient ? 4 : 8;
@@ -169,19 +167,60 @@ int64_t planning_m(const GemmShape& shape) {
   return shape.kind == GemmKind::GroupedContiguous && shape.m > 0 ? m_bucket(shape.m) : shape.m;
 }
 
-int64_t planning_groups(const GemmShape& shape) {
-  return shape.kind == GemmKind::GroupedMasked ? std::max<int64_t>(shape.groups, 1) : 1;
-}
-
 int64_t planning_k(const GemmShape& shape) {
   return shape.kind == GemmKind::KGroupedWeightGradient ? k_grouped_planning_k(shape.k, shape.groups) : shape.k;
 }
 
-std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k, KernelKind kind) {
-  if (current_tuning_mode() == TuningMode::Off) return std::nullopt;
+TuneProblem planned_problem(const GemmShape& shape, const char* fn) {
+  TuneProblem p;
+  p.kind = kernel_kind_of(shape.kind, fn);
+  p.m = planning_m(shape);
+  p.n = shape.n;
+  p.k = planning_k(shape);
+  const bool grouped = shape.kind != GemmKind::Forward && shape.kind != GemmKind::WeightGradient;
+  p.groups = grouped ? std::max<int64_t>(shape.groups, 1) : 1;
+  return p;
+}
+
+GemmShape grouped_call_shape(GemmKind kind, int64_t a_rows, int64_t a_cols, int64_t n, int64_t groups,
+                             int64_t expected_m) {
+  const int64_t m = kind == GemmKind::GroupedMasked ? groups * expected_m : a_rows;
+  return GemmShape{m, n, a_cols, kind, groups};
+}
+
+std::optional<KernelSpec> device0_tuned(const TuneProblem& problem) {
+  if (current_tuning_mode() == TuningMode::Off || !tunable(problem.kind)) return std::nullopt;
   const std::optional<TuningMetadata> metadata = device0_metadata();
   if (!metadata) return std::nullopt;
-  return Library::instance().find_tuned(*metadata, kind, m, n, k);
+  return Library::instance().find_tuned(*metadata, problem);
+}
+
+namespace {
+
+// The tuning database's winner for a problem's first call in this context, tuning it first
+// in mode On; nothing in mode Off.
+std::optional<KernelSpec> tuned_for_first_call(DeviceRuntime& runtime, const TuneProblem& problem) {
+  const TuningMode mode = current_tuning_mode();
+  if (mode == TuningMode::Off || !tunable(problem.kind)) return std::nullopt;
+  Library& library = Library::instance();
+  const TuningMetadata metadata = device_metadata(runtime.props());
+  if (mode == TuningMode::Cached) return library.find_tuned(metadata, problem);
+  return library.tuned_or_tune(metadata, problem, [&] {
+    return tune_problem(runtime, library.store(), problem, TunerSettings{}).best;
+  });
+}
+
+}  // namespace
+
+const LaunchPlan& plan_for_call(DeviceRuntime& runtime, const TuneProblem& problem) {
+  const int64_t groups = problem_groups(problem.kind, problem.groups);
+  if (const LaunchPlan* plan = runtime.find_plan(problem.m, problem.n, problem.k, problem.kind, groups)) return *plan;
+  const std::optional<KernelSpec> tuned = tuned_for_first_call(runtime, problem);
+  PlanOptions options;
+  options.may_compile = !current_cache_only();
+  options.tuned = tuned ? &*tuned : nullptr;
+  options.groups = groups;
+  return runtime.plan(problem.m, problem.n, problem.k, Library::instance().store(), options, problem.kind);
 }
 
 DeviceTraits planning_traits(int requested_sms) {

@@ -16,6 +16,7 @@
 #include "heuristics/heuristics.hpp"
 #include "runtime/device_runtime.hpp"
 #include "runtime/kernel_store.hpp"
+#include "tuning/tuner.hpp"
 #include "tuning/tuning_db.hpp"
 
 namespace fp8gemm::detail {
@@ -35,16 +36,15 @@ class Library {
 
   // Tuning databases, one per device kind, read from the cache directory at first use
   // (a corrupt or mismatched file is reported once and treated as empty). Nothing is
-  // read or written when the cache is memory-only.
-  std::optional<KernelSpec> find_tuned(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n,
-                                       int64_t k);
+  // read or written when the cache is memory-only. A problem is looked up by its kind, N, K,
+  // M bucket and problem_groups (TuningDb::key).
+  std::optional<KernelSpec> find_tuned(const TuningMetadata& device, const TuneProblem& problem);
   // Records a measured winner and merges it into the database file.
-  void record_tuned(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n, int64_t k,
-                    const TunedEntry& entry);
+  void record_tuned(const TuningMetadata& device, const TuneProblem& problem, const TunedEntry& entry);
   // Tuning mode On: the database's winner, else runs `tune` and records its result. Threads
-  // asking for the same problem (same device kind, kind, N, K and M bucket) at once share one
+  // asking for the same problem (same device kind and database key) at once share one
   // tuning run; a failure is rethrown to each and not remembered.
-  KernelSpec tuned_or_tune(const TuningMetadata& device, KernelKind kind, int64_t m, int64_t n, int64_t k,
+  KernelSpec tuned_or_tune(const TuningMetadata& device, const TuneProblem& problem,
                            const std::function<TunedEntry()>& tune);
   // Every database file of the cache directory that was measured with this library and
   // NVRTC (any GPU), read from disk at each call: their winners are what a GPU-less
@@ -77,7 +77,8 @@ std::optional<TuningMetadata> device0_metadata();
 // 8). Throws Error(InvalidArgument) naming `fn` for a kind outside the enum.
 KernelKind kernel_kind_of(GemmKind kind, const char* fn);
 int n_multiple_of(GemmKind kind);
-// Whether the tuner covers a kernel kind (the dense forward and weight-gradient GEMMs).
+// Whether the tuner covers a kernel kind: the GEMMs (dense forward and weight gradient,
+// m-grouped contiguous and masked, k-grouped weight gradient).
 bool tunable(KernelKind kind);
 // The M a shape is planned with: GroupedContiguous plans its total M's power-of-two bucket
 // (as gemm_fp8_nt_grouped_contiguous does), KGroupedWeightGradient all groups' rows
@@ -86,12 +87,26 @@ int64_t planning_m(const GemmShape& shape);
 // The K: KGroupedWeightGradient plans the power-of-two bucket of the mean K per group (at
 // least 128), so that a batch's varying token counts keep the kernel; the others K itself.
 int64_t planning_k(const GemmShape& shape);
-// The groups the cost model splits m into: GroupedMasked's experts, else 1.
-int64_t planning_groups(const GemmShape& shape);
 int64_t k_grouped_planning_k(int64_t k, int64_t groups);
 
+// A shape as the library plans it, tunes it and keys its tuning database entry: its kernel
+// kind, planning_m, N, planning_k, and for the grouped kinds its groups (at least 1; a
+// GroupedContiguous shape's groups are the experts its rows are split over when timed).
+// Throws Error(InvalidArgument) naming `fn` for a kind outside the enum.
+TuneProblem planned_problem(const GemmShape& shape, const char* fn);
+
+// The GemmShape a grouped GEMM call stands for (planned, tuned and prewarmed as that shape):
+// A's rows and columns, N, the groups and, masked, expected_m (its m is groups x expected_m).
+GemmShape grouped_call_shape(GemmKind kind, int64_t a_rows, int64_t a_cols, int64_t n, int64_t groups,
+                             int64_t expected_m = 0);
+
 // The tuning database's winner for a problem on device 0, if the tuning mode is not Off.
-std::optional<KernelSpec> device0_tuned(int64_t m, int64_t n, int64_t k, KernelKind kind = KernelKind::Gemm1D2D);
+std::optional<KernelSpec> device0_tuned(const TuneProblem& problem);
+
+// The plan of a validated problem in the runtime's context (which must be current): after the
+// first call one lookup; the first call takes the tuning database's winner (tuning it first
+// in mode On), else the heuristic's choice, and compiles nothing in cache-only mode.
+const LaunchPlan& plan_for_call(DeviceRuntime& runtime, const TuneProblem& problem);
 
 // What to plan for when no call context is at hand (prewarm, kernel_name): the
 // requested SM count, else device 0's, else a 132-SM H100/H200.

@@ -29,8 +29,6 @@ void check_shape(const GemmShape& s) {
   if (s.groups < 1) fail(ErrorCode::InvalidArgument, "prewarm: shape m={} n={} k={} has groups = {}; it must be >= 1", s.m, s.n, s.k, s.groups);
 }
 
-KernelKind kernel_kind(const GemmShape& s) { return kernel_kind_of(s.kind, "prewarm"); }
-
 }  // namespace
 
 PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions& options) {
@@ -65,18 +63,17 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
       PlannedKernel planned;
       std::vector<std::pair<KernelSpec, KernelSource>> extra;
       try {
-        // What gemm_fp8_nt will run on device 0 (its tuning database's winner, else the
+        // What the shape's GEMM will run on device 0 (its tuning database's winner, else the
         // heuristic), plus the winners other devices' databases in this cache directory
         // hold, so that cache-only processes there find them too.
-        const KernelKind kind = kernel_kind(work[i]);
-        const std::optional<KernelSpec> tuned =
-            tunable(kind) ? device0_tuned(work[i].m, work[i].n, work[i].k, kind) : std::nullopt;
+        const TuneProblem p = planned_problem(work[i], "prewarm");
+        const std::optional<KernelSpec> tuned = device0_tuned(p);
         PlanOptions plan_options;
         if (tuned) plan_options.tuned = &*tuned;
-        plan_options.groups = planning_groups(work[i]);
-        planned = plan_kernel(kind, planning_m(work[i]), work[i].n, planning_k(work[i]), traits, store, plan_options);
-        for (const TuningDb& db : tunable(kind) ? databases : std::vector<TuningDb>{})
-          if (const TunedEntry* e = db.find(kind, work[i].m, work[i].n, work[i].k)) {
+        plan_options.groups = problem_groups(p.kind, p.groups);
+        planned = plan_kernel(p.kind, p.m, p.n, p.k, traits, store, plan_options);
+        for (const TuningDb& db : tunable(p.kind) ? databases : std::vector<TuningDb>{})
+          if (const TunedEntry* e = db.find(p.kind, p.m, p.n, p.k, p.groups)) {
             const KernelSpec& s = e->spec;
             const bool seen = s == planned.spec || std::any_of(extra.begin(), extra.end(),
                                                                 [&](const auto& x) { return x.first == s; });

@@ -25,22 +25,49 @@ void set_cache_only(bool on) { store_cache_only(on); }
 
 bool cache_only() { return current_cache_only(); }
 
+namespace {
+
+// The shape rules tune() checks before timing anything (as prewarm and the GEMMs' own).
+void check_tune_shape(const GemmShape& s) {
+  kernel_kind_of(s.kind, "tune");
+  const int n_multiple = n_multiple_of(s.kind);
+  if (s.m < 0 || s.n < 0 || s.k <= 0 || s.n % n_multiple != 0 || s.k % 16 != 0 || s.m > kMaxDimension ||
+      s.n > kMaxDimension || s.k > kMaxDimension)
+    fail(ErrorCode::InvalidArgument,
+         "tune: shape m={} n={} k={} is not valid for its kind (N % {} == 0, K % 16 == 0, K > 0)", s.m, s.n, s.k,
+         n_multiple);
+  if (s.groups < 1 || s.groups > kMaxDimension)
+    fail(ErrorCode::InvalidArgument, "tune: shape m={} n={} k={} has groups = {}; it must be in [1, {}]", s.m, s.n,
+         s.k, s.groups, kMaxDimension);
+  if (s.kind == GemmKind::GroupedMasked && s.m > 0 && s.groups > s.m)
+    fail(ErrorCode::InvalidArgument,
+         "tune: masked shape m={} n={} k={} has groups = {} > m; m is groups x expected_m with expected_m >= 1", s.m,
+         s.n, s.k, s.groups);
+  if (s.kind == GemmKind::KGroupedWeightGradient && s.groups * s.m > kMaxDimension)
+    fail(ErrorCode::InvalidArgument,
+         "tune: k-grouped shape m={} n={} k={} has groups x m = {} rows of D; it must be at most {}", s.m, s.n, s.k,
+         s.groups * s.m, kMaxDimension);
+}
+
+bool same_problem(const TuneProblem& x, const TuneProblem& y) {
+  return x.kind == y.kind && x.m == y.m && x.n == y.n && x.k == y.k && x.groups == y.groups;
+}
+
+}  // namespace
+
 std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<GemmShape> work;  // distinct shapes with work to do
+  std::vector<GemmShape> work;        // the first shape of each distinct problem with work to do ...
+  std::vector<TuneProblem> problems;  // ... and that problem, as the library plans it
   for (const GemmShape& s : shapes) {
-    const KernelKind kind = kernel_kind_of(s.kind, "tune");
-    const int n_multiple = n_multiple_of(s.kind);
-    if (s.m < 0 || s.n < 0 || s.k <= 0 || s.n % n_multiple != 0 || s.k % 16 != 0 || s.m > kMaxDimension ||
-        s.n > kMaxDimension || s.k > kMaxDimension)
-      fail(ErrorCode::InvalidArgument,
-           "tune: shape m={} n={} k={} is not valid for its kind (N % {} == 0, K % 16 == 0, K > 0)", s.m, s.n, s.k,
-           n_multiple);
+    check_tune_shape(s);
     if (s.m == 0 || s.n == 0) continue;
-    if (!tunable(kind)) continue;  // grouped kernels use the heuristic's choice (not tuned yet)
-    if (std::none_of(work.begin(), work.end(),
-                     [&](const GemmShape& x) { return x.m == s.m && x.n == s.n && x.k == s.k && x.kind == s.kind; }))
+    const TuneProblem problem = planned_problem(s, "tune");
+    if (!tunable(problem.kind)) continue;
+    if (std::none_of(problems.begin(), problems.end(), [&](const TuneProblem& x) { return same_problem(x, problem); })) {
       work.push_back(s);
+      problems.push_back(problem);
+    }
   }
   if (options.candidates < 1)
     fail(ErrorCode::InvalidArgument, "tune: candidates={} must be at least 1", options.candidates);
@@ -55,12 +82,11 @@ std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOpt
   TunerSettings settings;
   settings.candidates = options.candidates;
   settings.jobs = options.jobs;
-  for (const GemmShape& s : work) {
-    const KernelKind kind = kernel_kind_of(s.kind, "tune");
-    const TuneOutcome outcome = tune_problem(runtime, Library::instance().store(), s.m, s.n, s.k, settings, kind);
-    Library::instance().record_tuned(metadata, kind, s.m, s.n, s.k, outcome.best);
+  for (size_t i = 0; i < work.size(); ++i) {
+    const TuneOutcome outcome = tune_problem(runtime, Library::instance().store(), problems[i], settings);
+    Library::instance().record_tuned(metadata, problems[i], outcome.best);
     TuneResult r;
-    r.shape = s;
+    r.shape = work[i];
     r.heuristic_kernel = outcome.best.heuristic;
     r.heuristic_us = outcome.best.heuristic_us;
     r.tuned_kernel = outcome.best.spec.slug();
@@ -72,7 +98,7 @@ std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOpt
       TuneProgress p;
       p.done = results.size();
       p.total = work.size();
-      p.shape = s;
+      p.shape = work[i];
       p.kernel = r.tuned_kernel;
       p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       options.on_progress(p);

@@ -19,6 +19,10 @@ void launch_gemm(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& 
                    d.data, d.ld, static_cast<int>(m), stream, groups);
 }
 
+GroupArgs m_grouped_args(bool masked, const int32_t* group_info, int64_t groups, int64_t a_rows) {
+  return GroupArgs{group_info, static_cast<int>(groups), masked ? static_cast<int>(a_rows / groups) : 0};
+}
+
 namespace {
 
 // The weight gradient's operand maps (A, B and both per-token scale tensors), shared by the

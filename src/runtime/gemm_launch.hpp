@@ -14,6 +14,10 @@ namespace fp8gemm::detail {
 void launch_gemm(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                  const ScaleMatrix& b_scales, const Bf16Matrix& d, CUstream stream, const GroupArgs& groups = {});
 
+// The group arguments of the m-grouped kernels: group_of_row (contiguous) or masked_m
+// (masked, whose experts own a_rows / groups rows each of A and D).
+GroupArgs m_grouped_args(bool masked, const int32_t* group_info, int64_t groups, int64_t a_rows);
+
 // The same for the weight gradient: both scale tensors per token (M-major / N-major),
 // D fp32, C fp32 or null.
 void launch_gemm_wgrad(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,

@@ -1,14 +1,22 @@
 #include "runtime/planner.hpp"
 
+#include <algorithm>
+
 #include "runtime/stats.hpp"
 #include "util/log.hpp"
 
 namespace fp8gemm::detail {
 
+int64_t cost_model_groups(KernelKind kind, int64_t groups) {
+  return kind == KernelKind::GroupedMasked ? std::max<int64_t>(groups, 1) : 1;
+}
+
 PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, const DeviceTraits& device,
                           KernelStore& store, const PlanOptions& options) {
   constexpr size_t kMaxTries = 4;
-  if (options.tuned != nullptr && options.tuned->n == n && options.tuned->k == k &&
+  // (A k-grouped kernel takes K at run time: its spec's k is 0.)
+  const int64_t spec_k = kind == KernelKind::KGrouped ? 0 : k;
+  if (options.tuned != nullptr && options.tuned->kind == kind && options.tuned->n == n && options.tuned->k == spec_k &&
       spec_illegal_reason(*options.tuned).empty() &&
       kernel_layout(*options.tuned).smem_bytes <= device.max_smem_bytes) {
     PlannedKernel p;
@@ -20,7 +28,7 @@ PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, cons
     }
     log(LogLevel::Warn, "tuned kernel {} compiled to a slow path here; using the heuristic", p.spec.slug());
   }
-  const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device, options.groups);
+  const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device, cost_model_groups(kind, options.groups));
   PlannedKernel first;
   for (size_t i = 0; i < ranked.size() && i < kMaxTries; ++i) {
     PlannedKernel p;

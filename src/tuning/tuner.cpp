@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <thread>
 
 #include "driver/driver_api.hpp"
 #include "heuristics/heuristics.hpp"
-#include "runtime/gemm_launch.hpp"
+#include "runtime/planner.hpp"
 #include "runtime/stats.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -61,17 +62,195 @@ std::vector<float> random_scales(size_t count, uint64_t seed) {
   return v;
 }
 
+// One copy of the operands on the device.
 struct OperandSet {
   DeviceMemory a, sfa, b, sfb, d;
-  OperandSet(size_t a_bytes, size_t sfa_bytes, size_t b_bytes, size_t sfb_bytes, size_t d_bytes)
-      : a(a_bytes), sfa(sfa_bytes), b(b_bytes), sfb(sfb_bytes), d(d_bytes) {}
+  explicit OperandSet(const TuneLayout& l)
+      : a(l.a_bytes), sfa(l.sfa_bytes), b(l.b_bytes), sfb(l.sfb_bytes), d(l.d_bytes) {}
 };
+
+// The operands of a problem: random data copied into enough sets that rotating over them
+// defeats L2, and the group data (one copy, read by every call as at run time).
+class TuneOperands {
+ public:
+  explicit TuneOperands(const TuneProblem& problem)
+      : layout_(tune_layout(problem)), group_info_(layout_.group_info.size() * 4) {
+    const TuneLayout& l = layout_;
+    const size_t set_bytes = l.a_bytes + l.b_bytes + l.sfa_bytes + l.sfb_bytes + l.d_bytes;
+    const int sets = static_cast<int>(std::clamp<size_t>((kRotationBytes + set_bytes - 1) / set_bytes, 1, kMaxSets));
+    for (int i = 0; i < sets; ++i) {
+      sets_.push_back(std::make_unique<OperandSet>(l));
+      const OperandSet& o = *sets_.back();
+      args_.push_back(tune_args(problem, l, TuneBuffers{o.a.get(), o.sfa.get(), o.b.get(), o.sfb.get(), o.d.get(),
+                                                        static_cast<const int32_t*>(group_info_.get())}));
+    }
+    // A valid call of the kind's public entry point, else nothing is uploaded or launched.
+    FP8GEMM_CHECK(validate_tune_args(problem.kind, args_.front()), "{} has nothing to time", describe(problem));
+    const std::vector<uint8_t> host_a = random_fp8(l.a_bytes, 1), host_b = random_fp8(l.b_bytes, 2);
+    const std::vector<float> host_sfa = random_scales(l.sfa_bytes / 4, 3), host_sfb = random_scales(l.sfb_bytes / 4, 4);
+    if (!l.group_info.empty()) group_info_.upload(l.group_info.data(), l.group_info.size() * 4);
+    for (const std::unique_ptr<OperandSet>& o : sets_) {
+      o->a.upload(host_a.data(), l.a_bytes);
+      o->b.upload(host_b.data(), l.b_bytes);
+      o->sfa.upload(host_sfa.data(), l.sfa_bytes);
+      o->sfb.upload(host_sfb.data(), l.sfb_bytes);
+    }
+  }
+
+  // The arguments of the i-th call: the sets in turn.
+  const TuneArgs& args(int i) const { return args_[static_cast<size_t>(i) % args_.size()]; }
+
+ private:
+  TuneLayout layout_;
+  DeviceMemory group_info_;
+  std::vector<std::unique_ptr<OperandSet>> sets_;
+  std::vector<TuneArgs> args_;
+};
+
+// Compiles (or loads) every candidate, in parallel. Returns per candidate why it cannot be
+// timed, or "".
+std::vector<std::string> compile_candidates(KernelStore& store, const std::vector<KernelSpec>& candidates, int jobs) {
+  std::vector<std::string> notes(candidates.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next.fetch_add(1); i < candidates.size(); i = next.fetch_add(1)) {
+      try {
+        if (store.get(candidates[i])->resources.slow_path()) notes[i] = "compiled to a slow path (local memory)";
+      } catch (const std::exception& e) {
+        notes[i] = e.what();
+      }
+    }
+  };
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads_wanted = std::min<size_t>(candidates.size(), jobs > 0 ? jobs : hardware);
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < threads_wanted; ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  return notes;
+}
+
+// A stream and two events of the tuner's own, destroyed with it.
+class TimingStream {
+ public:
+  TimingStream() {
+    const DriverApi& cu = driver();
+    check_cu(cu.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate (tuning)");
+    check_cu(cu.cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
+    check_cu(cu.cuEventCreate(&stop_, CU_EVENT_DEFAULT), "cuEventCreate");
+  }
+  ~TimingStream() {
+    if (stop_ != nullptr) driver().cuEventDestroy(stop_);
+    if (start_ != nullptr) driver().cuEventDestroy(start_);
+    if (stream_ != nullptr) driver().cuStreamDestroy(stream_);
+  }
+  TimingStream(const TimingStream&) = delete;
+  TimingStream& operator=(const TimingStream&) = delete;
+
+  CUstream get() const { return stream_; }
+  // Microseconds per call of `calls` back-to-back calls of `call(c)`.
+  template <typename Call>
+  double time_us(int calls, const Call& call) const {
+    const DriverApi& cu = driver();
+    check_cu(cu.cuEventRecord(start_, stream_), "cuEventRecord");
+    for (int c = 0; c < calls; ++c) call(c);
+    check_cu(cu.cuEventRecord(stop_, stream_), "cuEventRecord");
+    check_cu(cu.cuEventSynchronize(stop_), "cuEventSynchronize (tuning)");
+    float ms = 0;
+    check_cu(cu.cuEventElapsedTime(&ms, start_, stop_), "cuEventElapsedTime");
+    return 1e3 * ms / calls;
+  }
+
+ private:
+  CUstream stream_ = nullptr;
+  CUevent start_ = nullptr, stop_ = nullptr;
+};
+
+// Plans (loads) and warms up every candidate that compiled; then times them round-robin, one
+// batch each per round, so that slow drifts of the clock (the card heats up under FP8 load)
+// spread over all candidates instead of favouring the ones timed first.
+std::vector<TimedConfig> time_candidates(DeviceRuntime& runtime, KernelStore& store, const TuneProblem& problem,
+                                         const std::vector<KernelSpec>& candidates,
+                                         const std::vector<std::string>& notes, const TunerSettings& settings) {
+  const TuneOperands operands(problem);
+  const TimingStream stream;
+  std::vector<TimedConfig> timed(candidates.size());
+  std::vector<const LaunchPlan*> plans(candidates.size(), nullptr);
+  std::vector<std::vector<double>> batches(candidates.size());
+  auto call = [&](const LaunchPlan& plan, int i) {
+    launch_tune_call(plan, problem.kind, operands.args(i), stream.get());
+  };
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    timed[i].spec = candidates[i];
+    timed[i].note = notes[i];
+    if (!notes[i].empty()) continue;
+    try {
+      plans[i] = &runtime.plan(problem.m, candidates[i], store);
+      for (int w = 0; w < 3; ++w) call(*plans[i], w);
+      check_cu(driver().cuStreamSynchronize(stream.get()), "cuStreamSynchronize (tuning warm-up)");
+    } catch (const Error& e) {
+      // E.g. no cluster of this shape fits next to other work. (A launch failure that
+      // breaks the context makes every later candidate fail too, and then tuning fails.)
+      timed[i].note = e.what();
+      plans[i] = nullptr;
+    }
+  }
+  for (int round = 0; round < settings.batches; ++round) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (plans[i] == nullptr) continue;
+      try {
+        const int first = round * settings.calls_per_batch;
+        batches[i].push_back(stream.time_us(settings.calls_per_batch, [&](int c) { call(*plans[i], first + c); }));
+      } catch (const Error& e) {
+        timed[i].note = e.what();
+        plans[i] = nullptr;
+        batches[i].clear();
+      }
+    }
+  }
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    TimedConfig& t = timed[i];
+    if (plans[i] != nullptr && !batches[i].empty()) {
+      std::vector<double>& b = batches[i];
+      std::nth_element(b.begin(), b.begin() + b.size() / 2, b.end());
+      t.us = b[b.size() / 2];
+    }
+    log(LogLevel::Info, "tuning {}: {} {}", describe(problem), t.spec.slug(),
+        t.us > 0 ? fmt::format("{:.1f} us", t.us) : "skipped: " + t.note);
+  }
+  return timed;
+}
+
+// The heuristic's choice stays unless another candidate is clearly faster: run-to-run
+// noise on one card is a few per cent, and a config change should not be a coin toss.
+TunedEntry choose_winner(const TuneProblem& problem, const std::vector<TimedConfig>& timed) {
+  const TimedConfig* best = nullptr;
+  const TimedConfig* heuristic = nullptr;
+  for (const TimedConfig& t : timed) {
+    if (t.us <= 0) continue;
+    if (heuristic == nullptr) heuristic = &t;  // the model's first choice that runs
+    if (best == nullptr || t.us < best->us) best = &t;
+  }
+  if (best == nullptr)
+    fail(ErrorCode::CompileFailed, "tuning {}: no candidate could run (first: {})", describe(problem),
+         timed.empty() ? "none" : timed.front().note);
+  if (best->us > heuristic->us * (1.0 - kMinGain)) best = heuristic;
+  TunedEntry entry;
+  entry.spec = best->spec;
+  entry.m_measured = problem.m;
+  entry.us = best->us;
+  entry.heuristic = heuristic->spec.slug();
+  entry.heuristic_us = heuristic->us;
+  entry.k = problem.k;
+  entry.groups = problem_groups(problem.kind, problem.groups);
+  return entry;
+}
 
 }  // namespace
 
 std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const DeviceTraits& device, int count,
-                                          KernelKind kind) {
-  const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device);
+                                          KernelKind kind, int64_t groups) {
+  const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device, cost_model_groups(kind, groups));
   std::vector<KernelSpec> out;
   auto add = [&](const KernelSpec& s) {
     if (static_cast<int>(out.size()) < count && spec_illegal_reason(s).empty() &&
@@ -90,150 +269,19 @@ std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const
   return out;
 }
 
-TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, int64_t m, int64_t n, int64_t k,
-                         const TunerSettings& settings, KernelKind kind) {
-  const DriverApi& cu = driver();
-  const bool wgrad = kind == KernelKind::Gemm1D1D;
-  const std::vector<KernelSpec> candidates =
-      tuning_candidates(m, n, k, runtime.traits(), std::max(1, settings.candidates), kind);
+std::string describe(const TuneProblem& p) {
+  const std::string dims = fmt::format("{} M={} N={} K={}", kind_name(p.kind), p.m, p.n, p.k);
+  return grouping(p.kind) != 0 || p.kind == KernelKind::KGrouped ? fmt::format("{} groups={}", dims, p.groups) : dims;
+}
 
-  // Compile (or load) every candidate, in parallel.
-  std::vector<std::shared_ptr<const KernelBinary>> binaries(candidates.size());
-  std::vector<std::string> notes(candidates.size());
-  {
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-      for (size_t i = next.fetch_add(1); i < candidates.size(); i = next.fetch_add(1)) {
-        try {
-          binaries[i] = store.get(candidates[i]);
-          if (binaries[i]->resources.slow_path()) notes[i] = "compiled to a slow path (local memory)";
-        } catch (const std::exception& e) {
-          notes[i] = e.what();
-        }
-      }
-    };
-    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-    const size_t jobs = std::min<size_t>(candidates.size(), settings.jobs > 0 ? settings.jobs : hardware);
-    std::vector<std::thread> threads;
-    for (size_t t = 1; t < jobs; ++t) threads.emplace_back(worker);
-    worker();
-    for (std::thread& t : threads) t.join();
-  }
-
-  // Operands: random data, copied into enough sets that rotating over them defeats L2.
-  const int64_t kb = (k + 127) / 128, nb = (n + 127) / 128;
-  const int64_t sfa_stride = per_token_scale_stride(m);
-  const size_t a_bytes = size_t(m * k), b_bytes = size_t(n * k), sfa_bytes = size_t(sfa_stride * kb) * 4,
-               sfb_bytes = wgrad ? size_t(per_token_scale_stride(n) * kb) * 4 : size_t(nb * kb) * 4,
-               d_bytes = size_t(m * n) * (wgrad ? 4 : 2);
-  const size_t set_bytes = a_bytes + b_bytes + sfa_bytes + sfb_bytes + d_bytes;
-  const int sets = static_cast<int>(std::clamp<size_t>((kRotationBytes + set_bytes - 1) / set_bytes, 1, kMaxSets));
-  const std::vector<uint8_t> host_a = random_fp8(a_bytes, 1), host_b = random_fp8(b_bytes, 2);
-  const std::vector<float> host_sfa = random_scales(sfa_bytes / 4, 3), host_sfb = random_scales(sfb_bytes / 4, 4);
-  std::vector<std::unique_ptr<OperandSet>> operands;
-  for (int i = 0; i < sets; ++i) {
-    operands.push_back(std::make_unique<OperandSet>(a_bytes, sfa_bytes, b_bytes, sfb_bytes, d_bytes));
-    operands.back()->a.upload(host_a.data(), a_bytes);
-    operands.back()->b.upload(host_b.data(), b_bytes);
-    operands.back()->sfa.upload(host_sfa.data(), sfa_bytes);
-    operands.back()->sfb.upload(host_sfb.data(), sfb_bytes);
-  }
-
-  CUstream stream = nullptr;
-  check_cu(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate (tuning)");
-  CUevent start = nullptr, stop = nullptr;
-  check_cu(cu.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  check_cu(cu.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  struct Cleanup {
-    CUstream s;
-    CUevent a, b;
-    ~Cleanup() {
-      driver().cuEventDestroy(a);
-      driver().cuEventDestroy(b);
-      driver().cuStreamDestroy(s);
-    }
-  } cleanup{stream, start, stop};
-
-  // Plan (load) and warm up every candidate that compiled; then time them round-robin, one
-  // batch each per round, so that slow drifts of the clock (the card heats up under FP8 load)
-  // spread over all candidates instead of favouring the ones timed first.
+TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, const TuneProblem& problem,
+                         const TunerSettings& settings) {
+  const std::vector<KernelSpec> candidates = tuning_candidates(
+      problem.m, problem.n, problem.k, runtime.traits(), std::max(1, settings.candidates), problem.kind, problem.groups);
+  const std::vector<std::string> notes = compile_candidates(store, candidates, settings.jobs);
   TuneOutcome outcome;
-  outcome.timed.resize(candidates.size());
-  std::vector<const LaunchPlan*> plans(candidates.size(), nullptr);
-  std::vector<std::vector<double>> batches(candidates.size());
-  auto call = [&](const LaunchPlan& plan, int set) {
-    const OperandSet& o = *operands[size_t(set % sets)];
-    const Fp8Matrix a{o.a.get(), m, k, k}, b{o.b.get(), n, k, k};
-    const ScaleMatrix sa{static_cast<const float*>(o.sfa.get()), m, kb, 1, sfa_stride};
-    if (wgrad)
-      launch_gemm_wgrad(plan, a, sa, b, per_token_scales(static_cast<const float*>(o.sfb.get()), n, k),
-                        Fp32Matrix{static_cast<float*>(o.d.get()), m, n, n}, nullptr, stream);
-    else
-      launch_gemm(plan, a, sa, b, block_scales(static_cast<const float*>(o.sfb.get()), n, k),
-                  Bf16Matrix{o.d.get(), m, n, n}, stream);
-  };
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    outcome.timed[i].spec = candidates[i];
-    outcome.timed[i].note = notes[i];
-    if (!binaries[i] || !notes[i].empty()) continue;
-    try {
-      plans[i] = &runtime.plan(m, candidates[i], store);
-      for (int w = 0; w < 3; ++w) call(*plans[i], w);
-      check_cu(cu.cuStreamSynchronize(stream), "cuStreamSynchronize (tuning warm-up)");
-    } catch (const Error& e) {
-      // E.g. no cluster of this shape fits next to other work. (A launch failure that
-      // breaks the context makes every later candidate fail too, and then tuning fails.)
-      outcome.timed[i].note = e.what();
-      plans[i] = nullptr;
-    }
-  }
-  for (int round = 0; round < settings.batches; ++round) {
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (plans[i] == nullptr) continue;
-      try {
-        check_cu(cu.cuEventRecord(start, stream), "cuEventRecord");
-        for (int c = 0; c < settings.calls_per_batch; ++c) call(*plans[i], round * settings.calls_per_batch + c);
-        check_cu(cu.cuEventRecord(stop, stream), "cuEventRecord");
-        check_cu(cu.cuEventSynchronize(stop), "cuEventSynchronize (tuning)");
-        float ms = 0;
-        check_cu(cu.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
-        batches[i].push_back(1e3 * ms / settings.calls_per_batch);
-      } catch (const Error& e) {
-        outcome.timed[i].note = e.what();
-        plans[i] = nullptr;
-        batches[i].clear();
-      }
-    }
-  }
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    TimedConfig& t = outcome.timed[i];
-    if (plans[i] != nullptr && !batches[i].empty()) {
-      std::vector<double>& b = batches[i];
-      std::nth_element(b.begin(), b.begin() + b.size() / 2, b.end());
-      t.us = b[b.size() / 2];
-    }
-    log(LogLevel::Info, "tuning M={} N={} K={}: {} {}", m, n, k, t.spec.slug(),
-        t.us > 0 ? fmt::format("{:.1f} us", t.us) : "skipped: " + t.note);
-  }
-
-  // The heuristic's choice stays unless another candidate is clearly faster: run-to-run
-  // noise on one card is a few per cent, and a config change should not be a coin toss.
-  const TimedConfig* best = nullptr;
-  const TimedConfig* heuristic = nullptr;
-  for (const TimedConfig& t : outcome.timed) {
-    if (t.us <= 0) continue;
-    if (heuristic == nullptr) heuristic = &t;  // the model's first choice that runs
-    if (best == nullptr || t.us < best->us) best = &t;
-  }
-  if (best == nullptr)
-    fail(ErrorCode::CompileFailed, "tuning M={} N={} K={}: no candidate could run (first: {})", m, n, k,
-         outcome.timed.empty() ? "none" : outcome.timed.front().note);
-  if (best->us > heuristic->us * (1.0 - kMinGain)) best = heuristic;
-  outcome.best.spec = best->spec;
-  outcome.best.m_measured = m;
-  outcome.best.us = best->us;
-  outcome.best.heuristic = heuristic->spec.slug();
-  outcome.best.heuristic_us = heuristic->us;
+  outcome.timed = time_candidates(runtime, store, problem, candidates, notes, settings);
+  outcome.best = choose_winner(problem, outcome.timed);
   counters().problems_tuned.fetch_add(1);
   return outcome;
 }

@@ -4,6 +4,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -12,7 +14,8 @@
 namespace fp8gemm::detail {
 namespace {
 
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
+constexpr int kOldestFormat = 1;  // no groups: every entry is a problem of one group
 constexpr int64_t kLargestBucket = int64_t(1) << 16;
 
 nlohmann::json metadata_json(const TuningMetadata& m) {
@@ -65,17 +68,25 @@ int64_t m_bucket(int64_t m) {
   return bucket;
 }
 
-std::string TuningDb::key(KernelKind kind, int64_t m, int64_t n, int64_t k) {
-  return fmt::format("{}:n{}:k{}:m{}", kind_name(kind), n, k, m_bucket(m));
+int64_t problem_groups(KernelKind kind, int64_t groups) {
+  return kind == KernelKind::GroupedMasked || kind == KernelKind::KGrouped ? std::max<int64_t>(groups, 1) : 1;
 }
 
-const TunedEntry* TuningDb::find(KernelKind kind, int64_t m, int64_t n, int64_t k) const {
-  auto it = entries_.find(key(kind, m, n, k));
+std::string TuningDb::key(KernelKind kind, int64_t m, int64_t n, int64_t k, int64_t groups) {
+  const std::string one = fmt::format("{}:n{}:k{}:m{}", kind_name(kind), n, k, m_bucket(m));
+  const int64_t g = problem_groups(kind, groups);
+  return g == 1 ? one : fmt::format("{}:g{}", one, g);  // one group: the format-1 key
+}
+
+const TunedEntry* TuningDb::find(KernelKind kind, int64_t m, int64_t n, int64_t k, int64_t groups) const {
+  auto it = entries_.find(key(kind, m, n, k, groups));
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-void TuningDb::put(KernelKind kind, int64_t m, int64_t n, int64_t k, const TunedEntry& entry) {
-  entries_[key(kind, m, n, k)] = entry;
+void TuningDb::put(KernelKind kind, int64_t m, int64_t n, int64_t k, const TunedEntry& entry, int64_t groups) {
+  TunedEntry& e = entries_[key(kind, m, n, k, groups)] = entry;
+  e.k = k;
+  e.groups = problem_groups(kind, groups);
 }
 
 void TuningDb::merge_missing(const TuningDb& other) {
@@ -85,7 +96,7 @@ void TuningDb::merge_missing(const TuningDb& other) {
 std::string TuningDb::to_json() const {
   nlohmann::json j;
   j["format"] = kFormatVersion;
-  j["about"] = "fp8gemm tuning database: measured best kernel config per (kind, N, K, M bucket)";
+  j["about"] = "fp8gemm tuning database: measured best kernel config per (kind, N, K, M bucket, groups)";
   j["metadata"] = metadata_json(metadata_);
   nlohmann::json entries = nlohmann::json::object();
   for (const auto& [k, e] : entries_)
@@ -93,7 +104,9 @@ std::string TuningDb::to_json() const {
                   {"m", e.m_measured},
                   {"us", e.us},
                   {"heuristic", e.heuristic},
-                  {"heuristic_us", e.heuristic_us}};
+                  {"heuristic_us", e.heuristic_us},
+                  {"k", e.k},
+                  {"groups", e.groups}};
   j["entries"] = std::move(entries);
   return j.dump(2) + "\n";
 }
@@ -101,8 +114,9 @@ std::string TuningDb::to_json() const {
 std::optional<TuningDb> TuningDb::from_json(const std::string& text, std::string* why) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
-    if (j.at("format").get<int>() != kFormatVersion) {
-      *why = fmt::format("format {} (this library reads {})", j.at("format").get<int>(), kFormatVersion);
+    const int format = j.at("format").get<int>();
+    if (format < kOldestFormat || format > kFormatVersion) {
+      *why = fmt::format("format {} (this library reads {} to {})", format, kOldestFormat, kFormatVersion);
       return std::nullopt;
     }
     const nlohmann::json& m = j.at("metadata");
@@ -121,9 +135,16 @@ std::optional<TuningDb> TuningDb::from_json(const std::string& text, std::string
       entry.us = e.at("us").get<double>();
       entry.heuristic = e.at("heuristic").get<std::string>();
       entry.heuristic_us = e.at("heuristic_us").get<double>();
+      // Format 1 held dense entries only: the spec's K, one group. (Format 2 stores both; a
+      // k-grouped spec has k = 0 and its entry the K per group it was planned for.)
+      entry.k = format == kOldestFormat ? entry.spec.k : e.at("k").get<int64_t>();
+      entry.groups = format == kOldestFormat ? 1 : e.at("groups").get<int64_t>();
       // The key must be the one this entry would be stored under.
-      if (key(entry.spec.kind, entry.m_measured, entry.spec.n, entry.spec.k) != k) {
-        *why = fmt::format("entry {} does not match its kernel {} and M {}", k, entry.spec.slug(), entry.m_measured);
+      const int64_t spec_k = entry.spec.kind == KernelKind::KGrouped ? entry.k : entry.spec.k;
+      if (entry.k != spec_k || key(entry.spec.kind, entry.m_measured, entry.spec.n, entry.k, entry.groups) != k ||
+          entry.groups != problem_groups(entry.spec.kind, entry.groups)) {
+        *why = fmt::format("entry {} does not match its kernel {}, M {}, K {} and groups {}", k, entry.spec.slug(),
+                           entry.m_measured, entry.k, entry.groups);
         return std::nullopt;
       }
       db.entries_[k] = entry;

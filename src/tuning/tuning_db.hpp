@@ -31,17 +31,28 @@ struct TuningMetadata {
 // share the last bucket.
 int64_t m_bucket(int64_t m);
 
+// The groups that tell problems of one kind, N, K and M bucket apart (in the tuning
+// database and among a device's plans): GroupedMasked's experts (the cost model plans each
+// expert's rows) and KGrouped's groups (each its own D); 1 for the other kinds (a contiguous
+// grouped problem is planned as one matrix of all experts' rows, whatever their count).
+int64_t problem_groups(KernelKind kind, int64_t groups);
+
 // One measured winner.
 struct TunedEntry {
-  KernelSpec spec;          // the winner (its N and K are the problem's)
+  KernelSpec spec;          // the winner (its N and K are the problem's; KGrouped: k = 0)
   int64_t m_measured = 0;   // the M it was timed at (the bucket's upper end, or the requested M)
   double us = 0.0;          // its median time
   std::string heuristic;    // the heuristic's choice for the same problem (slug) ...
   double heuristic_us = 0;  // ... and its median time in the same measurement
+  // What the entry is keyed by besides the spec (TuningDb::put sets them): the problem's K
+  // (KGrouped: the columns per group it was planned for) and problem_groups.
+  int64_t k = 0;
+  int64_t groups = 1;
 };
 
-// The database: per (kind, N, K, M bucket) the measured best config. Pure data plus
-// JSON; file I/O is in load_tuning_db / save_tuning_db.
+// The database: per (kind, N, K, M bucket, groups) the measured best config. Pure data plus
+// JSON; file I/O is in load_tuning_db / save_tuning_db. groups: as problem_groups (any count
+// may be passed; kinds that do not depend on it are keyed without it).
 class TuningDb {
  public:
   explicit TuningDb(TuningMetadata metadata = {}) : metadata_(std::move(metadata)) {}
@@ -49,16 +60,19 @@ class TuningDb {
   const TuningMetadata& metadata() const { return metadata_; }
   const std::map<std::string, TunedEntry>& entries() const { return entries_; }
 
-  const TunedEntry* find(KernelKind kind, int64_t m, int64_t n, int64_t k) const;
-  void put(KernelKind kind, int64_t m, int64_t n, int64_t k, const TunedEntry& entry);
+  const TunedEntry* find(KernelKind kind, int64_t m, int64_t n, int64_t k, int64_t groups = 1) const;
+  void put(KernelKind kind, int64_t m, int64_t n, int64_t k, const TunedEntry& entry, int64_t groups = 1);
   // Adds `other`'s entries that this one lacks (this one's win on conflicts).
   void merge_missing(const TuningDb& other);
 
+  // Format 2. (Format 1, written before the grouped kinds were tuned, had no groups; its
+  // entries read as problems of one group, under the same keys.)
   std::string to_json() const;
-  // Parses; std::nullopt with `why` set if the text is not a valid database.
+  // Parses format 1 or 2; std::nullopt with `why` set if the text is not a valid database.
   static std::optional<TuningDb> from_json(const std::string& text, std::string* why);
 
-  static std::string key(KernelKind kind, int64_t m, int64_t n, int64_t k);
+  // "gemm1d2d:n7168:k2048:m4096"; with more than one group (problem_groups) ":g8" follows.
+  static std::string key(KernelKind kind, int64_t m, int64_t n, int64_t k, int64_t groups = 1);
 
  private:
   TuningMetadata metadata_;

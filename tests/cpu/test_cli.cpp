@@ -198,6 +198,13 @@ TEST(Cli, TuneNeedsAGpu) {
   r = run_cli("--cache-dir " + dir.path() + "/c prewarm --tune --shapes " + shapes);
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_NE(r.output.find("without --tune"), std::string::npos) << r.output;
+  // Grouped shapes are tuned too: none is skipped.
+  const std::string grouped = write_shapes(
+      dir.path(), R"({"m_grouped_masked": {"max_m": 256, "groups_expected_m": [[2, 64]], "nk": [[512, 256]]},
+                      "k_grouped": {"groups_m_n_expected_k": [[2, 256, 512, 256]]}})");
+  r = run_cli("--cache-dir " + dir.path() + "/c tune --shapes " + grouped);
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_EQ(r.output.find("skipped"), std::string::npos) << r.output;
 }
 
 TEST(Cli, InfoAndCheckWithoutGpu) {

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <string>
 #include <tuple>
 
 #include "heuristics/heuristics.hpp"
+#include "runtime/planner.hpp"
 #include "tuning/tuner.hpp"
 
 using namespace fp8gemm::detail;
@@ -125,4 +127,44 @@ TEST(Heuristics, WeightGradientCandidates) {
     EXPECT_EQ(c.front(), ranked.front().spec);
     for (const KernelSpec& s : c) EXPECT_EQ(s.kind, KernelKind::Gemm1D1D);
   }
+}
+
+// The grouped kinds' tuning candidates: legal specs of the problem's kind (k-grouped: k = 0),
+// distinct, the heuristic's first choice first, ranked as plan_kernel ranks them (masked:
+// per expert; contiguous and k-grouped: all rows as one matrix, whatever their groups).
+TEST(Heuristics, GroupedTuningCandidates) {
+  const DeviceTraits h200;
+  struct Problem {
+    KernelKind kind;
+    int64_t m, n, k, groups;
+  };
+  for (const Problem& p : {Problem{KernelKind::GroupedContiguous, 32768, 4096, 7168, 8},
+                           Problem{KernelKind::GroupedContiguous, 2048, 7168, 3072, 8},
+                           Problem{KernelKind::GroupedMasked, 32 * 20, 4096, 2048, 32},
+                           Problem{KernelKind::GroupedMasked, 6 * 1024, 6144, 7168, 6},
+                           Problem{KernelKind::GroupedMasked, 640, 4096, 2048, 1},
+                           Problem{KernelKind::KGrouped, 4 * 4096, 7168, 8192, 4},
+                           Problem{KernelKind::KGrouped, 16 * 7168, 2048, 2048, 16}}) {
+    SCOPED_TRACE(std::string(kind_name(p.kind)) + " m=" + std::to_string(p.m) + " groups=" + std::to_string(p.groups));
+    const auto ranked = rank_configs(p.kind, p.m, p.n, p.k, h200, cost_model_groups(p.kind, p.groups));
+    const std::vector<KernelSpec> c = tuning_candidates(p.m, p.n, p.k, h200, 8, p.kind, p.groups);
+    ASSERT_FALSE(c.empty());
+    EXPECT_LE(c.size(), 8u);
+    EXPECT_EQ(c.front(), ranked.front().spec);
+    for (size_t i = 0; i < c.size(); ++i) {
+      EXPECT_EQ(spec_illegal_reason(c[i]), "") << c[i].slug();
+      EXPECT_EQ(c[i].kind, p.kind) << c[i].slug();
+      EXPECT_EQ(c[i].n, p.n);
+      EXPECT_EQ(c[i].k, p.kind == KernelKind::KGrouped ? 0 : p.k);
+      for (size_t j = 0; j < i; ++j) EXPECT_FALSE(c[i] == c[j]) << c[i].slug() << " twice";
+    }
+    EXPECT_EQ(tuning_candidates(p.m, p.n, p.k, h200, 1, p.kind, p.groups).size(), 1u);
+  }
+  // 32 experts of 20 rows: 64-row tiles first (an expert per tile), as planned.
+  EXPECT_EQ(tuning_candidates(32 * 20, 4096, 2048, h200, 8, KernelKind::GroupedMasked, 32).front().config.block_m, 64);
+  // The groups of a k-grouped or contiguous problem do not change its ranking.
+  EXPECT_EQ(tuning_candidates(8 * 4096, 7168, 4096, h200, 8, KernelKind::KGrouped, 8),
+            tuning_candidates(8 * 4096, 7168, 4096, h200, 8, KernelKind::KGrouped, 1));
+  EXPECT_EQ(tuning_candidates(32768, 4096, 7168, h200, 8, KernelKind::GroupedContiguous, 4),
+            tuning_candidates(32768, 4096, 7168, h200, 8, KernelKind::GroupedContiguous, 8));
 }

@@ -137,10 +137,20 @@ TEST(HostKit, ShapeFileGroupedSections) {
   EXPECT_EQ(pc.n, 4096);
   EXPECT_EQ(pc.k, 7168);
   EXPECT_EQ(pc.kind, fp8gemm::GemmKind::GroupedContiguous);
+  EXPECT_EQ(pc.groups, 8);  // the experts tune() splits the rows over
   EXPECT_EQ(prewarm_shape(GroupedShape{fp8gemm::GemmKind::GroupedContiguous, 4, 8192, 0, 1, 1}).m, 4 * 8192);
   const fp8gemm::GemmShape pm = prewarm_shape(GroupedShape{fp8gemm::GemmKind::GroupedMasked, 32, 20, 4096, 4096, 2048});
   EXPECT_EQ(pm.m, 32 * 20);
   EXPECT_EQ(pm.kind, fp8gemm::GemmKind::GroupedMasked);
+  EXPECT_EQ(pm.groups, 32);
+
+  // The small set that checks grouped tuning on a GPU: one shape of each grouped kind.
+  const ShapeFile small = read_shape_file(std::string(FP8GEMM_SHAPES_DIR) + "/grouped-small.json");
+  ASSERT_EQ(small.grouped.size(), 2u);
+  EXPECT_EQ(small.grouped[0].kind, fp8gemm::GemmKind::GroupedContiguous);
+  EXPECT_EQ(small.grouped[1].kind, fp8gemm::GemmKind::GroupedMasked);
+  EXPECT_EQ(small.k_grouped.size(), 1u);
+  EXPECT_TRUE(small.dense.empty() && small.wgrad.empty() && small.skipped.empty());
 
   fp8gemm::test::TempDir dir;
   const std::string path = dir.path() + "/g.json";

@@ -162,3 +162,133 @@ TEST(TuningDb, ConcurrentWritersMerge) {
   for (const std::string& name : list_files(dir.path() + "/tuning"))
     EXPECT_EQ(name.find(".tmp."), std::string::npos) << name;
 }
+
+namespace {
+
+TunedEntry grouped_entry(KernelKind kind, int64_t m, int64_t n, int64_t k, int block_m, int block_n) {
+  TunedEntry e = entry(m, n, k, block_m, block_n, 4);
+  e.spec.kind = kind;
+  if (kind == KernelKind::KGrouped) e.spec.k = 0;  // K at run time
+  return e;
+}
+
+}  // namespace
+
+// Masked and k-grouped problems are keyed by their groups too (they plan and run differently
+// per count); a contiguous one is not (its rows are planned as one matrix). Problems of one
+// group keep the format-1 key.
+TEST(TuningDb, GroupedKeys) {
+  EXPECT_EQ(TuningDb::key(KernelKind::Gemm1D2D, 4096, 7168, 2048), "gemm1d2d:n7168:k2048:m4096");
+  EXPECT_EQ(TuningDb::key(KernelKind::Gemm1D2D, 4096, 7168, 2048, 8), "gemm1d2d:n7168:k2048:m4096");
+  EXPECT_EQ(TuningDb::key(KernelKind::GroupedMasked, 640, 4096, 2048, 32), "gemm1d2d_gm:n4096:k2048:m1024:g32");
+  EXPECT_EQ(TuningDb::key(KernelKind::GroupedMasked, 640, 4096, 2048, 1), "gemm1d2d_gm:n4096:k2048:m1024");
+  EXPECT_EQ(TuningDb::key(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8), "gemm1d1d_kg:n7168:k4096:m32768:g8");
+  EXPECT_EQ(TuningDb::key(KernelKind::GroupedContiguous, 32768, 4096, 7168, 8),
+            TuningDb::key(KernelKind::GroupedContiguous, 32768, 4096, 7168, 4));
+  EXPECT_EQ(problem_groups(KernelKind::GroupedMasked, 0), 1);
+  EXPECT_EQ(problem_groups(KernelKind::KGrouped, 16), 16);
+  EXPECT_EQ(problem_groups(KernelKind::Gemm1D1D, 16), 1);
+
+  TuningDb db(h200());
+  db.put(KernelKind::GroupedMasked, 640, 4096, 2048, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128),
+         32);
+  ASSERT_NE(db.find(KernelKind::GroupedMasked, 600, 4096, 2048, 32), nullptr);  // same bucket and experts
+  EXPECT_EQ(db.find(KernelKind::GroupedMasked, 640, 4096, 2048, 6), nullptr);   // other experts
+  EXPECT_EQ(db.find(KernelKind::GroupedMasked, 640, 4096, 2048), nullptr);      // planned as one matrix
+  EXPECT_EQ(db.find(KernelKind::Gemm1D2D, 640, 4096, 2048, 32), nullptr);       // other kind
+  EXPECT_EQ(db.find(KernelKind::GroupedMasked, 640, 4096, 2048, 32)->groups, 32);
+}
+
+// Entries of every GEMM kind survive JSON and the file, with their K and groups.
+TEST(TuningDb, GroupedEntriesRoundTrip) {
+  fp8gemm::test::TempDir dir;
+  const std::string path = dir.path() + "/tuning/db.json";
+  TuningDb db(h200());
+  db.put(KernelKind::Gemm1D2D, 4096, 7168, 2048, entry(4096, 7168, 2048, 256, 128, 3));
+  db.put(KernelKind::GroupedContiguous, 32768, 4096, 7168,
+         grouped_entry(KernelKind::GroupedContiguous, 32768, 4096, 7168, 128, 128), 8);
+  db.put(KernelKind::GroupedMasked, 640, 4096, 2048, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128),
+         32);
+  db.put(KernelKind::KGrouped, 8 * 4096, 7168, 4096, grouped_entry(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 128, 112),
+         8);
+  ASSERT_EQ(save_tuning_db(path, db), 0);
+  std::string warning;
+  const TuningDb back = load_tuning_db(path, h200(), &warning);
+  EXPECT_EQ(warning, "");
+  ASSERT_EQ(back.entries().size(), 4u);
+  EXPECT_EQ(back.to_json(), db.to_json());
+  const TunedEntry* kg = back.find(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8);
+  ASSERT_NE(kg, nullptr);
+  EXPECT_EQ(kg->spec, grouped_entry(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 128, 112).spec);
+  EXPECT_EQ(kg->k, 4096);
+  EXPECT_EQ(kg->groups, 8);
+  EXPECT_EQ(back.find(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 4), nullptr);
+  EXPECT_NE(back.find(KernelKind::GroupedContiguous, 30000, 4096, 7168, 4), nullptr);  // any expert count
+  EXPECT_NE(back.find(KernelKind::GroupedMasked, 640, 4096, 2048, 32), nullptr);
+  EXPECT_NE(back.find(KernelKind::Gemm1D2D, 4096, 7168, 2048), nullptr);
+}
+
+// A file written before the grouped kinds were tuned (format 1: no K or groups per entry)
+// still loads, its entries found under their keys; the next save merges them into a
+// format-2 file.
+TEST(TuningDb, Format1FilesStillLoad) {
+  fp8gemm::test::TempDir dir;
+  const std::string path = dir.path() + "/tuning/db.json";
+  const std::string old = R"json({
+  "format": 1,
+  "about": "fp8gemm tuning database: measured best kernel config per (kind, N, K, M bucket)",
+  "metadata": {"gpu": "NVIDIA H200", "sms": 132, "driver": 13000, "nvrtc": "13.0", "library": "0.1.0"},
+  "entries": {
+    "gemm1d2d:n7168:k2048:m4096": {"spec": {"kind": "gemm1d2d", "n": 7168, "k": 2048, "block_m": 256,
+      "block_n": 128, "stages": 3, "group_n": 8, "multicast": 0, "tma_store": 0, "split_k": 1},
+      "m": 4096, "us": 100.0, "heuristic": "x", "heuristic_us": 110.0}}})json";
+  ASSERT_EQ(make_dirs(dir.path() + "/tuning"), 0);
+  ASSERT_EQ(write_file_atomic(path, old), 0);
+  std::string warning;
+  const TuningDb loaded = load_tuning_db(path, h200(), &warning);
+  EXPECT_EQ(warning, "");
+  const TunedEntry* e = loaded.find(KernelKind::Gemm1D2D, 3000, 7168, 2048);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->spec, entry(4096, 7168, 2048, 256, 128, 3).spec);
+  EXPECT_EQ(e->k, 2048);
+  EXPECT_EQ(e->groups, 1);
+
+  TuningDb more(h200());
+  more.put(KernelKind::GroupedMasked, 640, 4096, 2048,
+           grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128), 32);
+  ASSERT_EQ(save_tuning_db(path, more), 0);
+  const TuningDb merged = load_tuning_db(path, h200(), &warning);
+  EXPECT_EQ(warning, "");
+  EXPECT_EQ(merged.entries().size(), 2u);
+  EXPECT_NE(merged.find(KernelKind::Gemm1D2D, 4096, 7168, 2048), nullptr);
+  EXPECT_NE(read_file(path)->find("\"format\": 2"), std::string::npos);
+}
+
+// What a grouped entry must agree with: its key (kind, N, K, M bucket, groups); a format this
+// library does not know is named in the warning.
+TEST(TuningDb, MismatchedGroupedEntriesAndUnknownFormatsAreIgnored) {
+  fp8gemm::test::TempDir dir;
+  const std::string path = dir.path() + "/db.json";
+  TuningDb db(h200());
+  db.put(KernelKind::GroupedMasked, 640, 4096, 2048, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128),
+         32);
+  const std::string good = db.to_json();
+  auto changed = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? text : text.replace(at, from.size(), to);
+  };
+  for (const std::string& text : {changed(":g32\"", ":g16\""), changed("\"groups\": 32", "\"groups\": 16"),
+                                  changed("\"groups\": 32", "\"groups\": 0"), changed("\"format\": 2", "\"format\": 3"),
+                                  changed("\"format\": 2", "\"format\": 0")}) {
+    ASSERT_EQ(write_file_atomic(path, text), 0);
+    std::string warning;
+    EXPECT_TRUE(load_tuning_db(path, h200(), &warning).entries().empty()) << text;
+    EXPECT_NE(warning.find("ignored"), std::string::npos) << warning;
+  }
+  ASSERT_EQ(write_file_atomic(path, changed("\"format\": 2", "\"format\": 3")), 0);
+  std::string warning;
+  load_tuning_db(path, h200(), &warning);
+  EXPECT_NE(warning.find("format 3 (this library reads 1 to 2)"), std::string::npos) << warning;
+}

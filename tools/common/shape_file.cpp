@@ -41,13 +41,9 @@ void read_grouped(const std::string& section, const nlohmann::json& j, GemmKind 
 }  // namespace
 
 GemmShape prewarm_shape(const GroupedShape& shape) {
-  if (shape.kind == GemmKind::GroupedMasked) {
-    GemmShape s{shape.groups * shape.expected_m, shape.n, shape.k, shape.kind};
-    s.groups = shape.groups;
-    return s;
-  }
   const int64_t segment = (shape.expected_m + kGroupedSegmentRows - 1) / kGroupedSegmentRows * kGroupedSegmentRows;
-  return {shape.groups * segment, shape.n, shape.k, shape.kind};
+  const int64_t m = shape.kind == GemmKind::GroupedMasked ? shape.expected_m : segment;
+  return GemmShape{shape.groups * m, shape.n, shape.k, shape.kind, shape.groups};
 }
 
 GemmShape prewarm_shape(const KGroupedShape& shape) {

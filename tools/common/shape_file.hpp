@@ -18,10 +18,10 @@ struct GroupedShape {
   int64_t k = 0;
 };
 
-// The GemmShape a grouped shape is planned (prewarmed) with: GroupedContiguous: m = groups x
-// round_up(expected_m, kGroupedSegmentRows), every expert at expected_m rows with its segment
-// padded (a run's total varies with the actual rows per expert); GroupedMasked: m = groups x
-// expected_m (as GemmKind documents).
+// The GemmShape a grouped shape is planned (prewarmed, tuned) with: GroupedContiguous: m =
+// groups x round_up(expected_m, kGroupedSegmentRows), every expert at expected_m rows with its
+// segment padded (a run's total varies with the actual rows per expert); GroupedMasked: m =
+// groups x expected_m (as GemmKind documents). Both with `groups` = the experts.
 GemmShape prewarm_shape(const GroupedShape& shape);
 
 // A k-grouped weight-gradient problem of a shape set: `groups` groups of D [m, n] fp32, each
@@ -33,7 +33,7 @@ struct KGroupedShape {
   int64_t expected_k = 0;
 };
 
-// The GemmShape it is planned (prewarmed) with: every group at expected_k columns, A's K the
+// The GemmShape it is planned (prewarmed, tuned) with: every group at expected_k columns, A's K the
 // sum of the groups' padded widths.
 GemmShape prewarm_shape(const KGroupedShape& shape);
 

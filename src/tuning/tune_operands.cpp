@@ -1,0 +1,118 @@
+#include "tuning/tune_operands.hpp"
+
+#include <algorithm>
+
+#include "problem/validate.hpp"
+#include "runtime/gemm_launch.hpp"
+#include "util/error.hpp"
+
+namespace fp8gemm::detail {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t v, int64_t multiple) { return ceil_div(v, multiple) * multiple; }
+
+// The [N, K] matrices stacked in B: the experts' for the m-grouped kinds, else one.
+int64_t b_matrices(const TuneProblem& p) { return grouping(p.kind) != 0 ? p.groups : 1; }
+
+// GroupedContiguous: M rows split evenly over the experts (the first M % groups get one
+// more), each expert's segment padded to kGroupedSegmentRows; padding rows are -1.
+void split_contiguous_rows(const TuneProblem& p, TuneLayout* l) {
+  for (int64_t e = 0; e < p.groups; ++e) {
+    const int64_t rows = p.m / p.groups + (e < p.m % p.groups ? 1 : 0);
+    l->group_info.insert(l->group_info.end(), static_cast<size_t>(rows), static_cast<int32_t>(e));
+    l->group_info.insert(l->group_info.end(), static_cast<size_t>(round_up(rows, kGroupedSegmentRows) - rows), -1);
+  }
+  l->a_rows = l->d_rows = static_cast<int64_t>(l->group_info.size());
+}
+
+// GroupedMasked: every expert at the expected rows, in a max_m of whole segments.
+void mask_expert_rows(const TuneProblem& p, TuneLayout* l) {
+  l->expected_m = ceil_div(p.m, p.groups);
+  l->a_rows = l->d_rows = p.groups * round_up(l->expected_m, kGroupedSegmentRows);
+  l->group_info.assign(static_cast<size_t>(p.groups), static_cast<int32_t>(l->expected_m));
+}
+
+// KGrouped: every group at the planned K, its columns side by side in A and B.
+void k_group_columns(const TuneProblem& p, TuneLayout* l) {
+  l->a_rows = ceil_div(p.m, p.groups);
+  l->b_rows = p.n;
+  l->cols = p.groups * k_grouped_columns(p.k);
+  l->d_rows = p.groups * l->a_rows;
+  l->group_info.assign(static_cast<size_t>(p.groups), static_cast<int32_t>(p.k));
+}
+
+}  // namespace
+
+TuneLayout tune_layout(const TuneProblem& p) {
+  FP8GEMM_CHECK(p.m > 0 && p.n > 0 && p.k > 0 && p.groups >= 1, "tuning problem m={} n={} k={} groups={}", p.m, p.n,
+                p.k, p.groups);
+  TuneLayout l;
+  l.a_rows = l.d_rows = p.m;
+  l.b_rows = b_matrices(p) * p.n;
+  l.cols = p.k;
+  if (p.kind == KernelKind::GroupedContiguous) split_contiguous_rows(p, &l);
+  if (p.kind == KernelKind::GroupedMasked) mask_expert_rows(p, &l);
+  if (p.kind == KernelKind::KGrouped) k_group_columns(p, &l);
+  const bool wgrad = is_1d1d(p.kind);
+  const int64_t kb = scale_blocks(l.cols);
+  l.a_bytes = static_cast<size_t>(l.a_rows * l.cols);
+  l.b_bytes = static_cast<size_t>(l.b_rows * l.cols);
+  l.sfa_bytes = static_cast<size_t>(per_token_scale_stride(l.a_rows) * kb) * 4;
+  // Weight gradients: per-token scales of B; the others: the (experts') 128x128 blocks.
+  const int64_t sfb_rows = wgrad ? per_token_scale_stride(l.b_rows) : b_matrices(p) * scale_blocks(p.n);
+  l.sfb_bytes = static_cast<size_t>(sfb_rows * kb) * 4;
+  l.d_bytes = static_cast<size_t>(l.d_rows * p.n) * (wgrad ? 4 : 2);
+  return l;
+}
+
+TuneArgs tune_args(const TuneProblem& p, const TuneLayout& l, const TuneBuffers& buffers) {
+  TuneArgs args;
+  args.a = Fp8Matrix{buffers.a, l.a_rows, l.cols, l.cols};
+  args.b = Fp8Matrix{buffers.b, l.b_rows, l.cols, l.cols};
+  args.a_scales = per_token_scales(static_cast<const float*>(buffers.sfa), l.a_rows, l.cols);
+  const float* sfb = static_cast<const float*>(buffers.sfb);
+  const int64_t kb = scale_blocks(l.cols);
+  args.b_scales = is_1d1d(p.kind) ? per_token_scales(sfb, l.b_rows, l.cols)
+                                  : ScaleMatrix{sfb, b_matrices(p) * scale_blocks(p.n), kb, kb, 1};
+  args.d = buffers.d;
+  args.d_rows = l.d_rows;
+  args.n = p.n;
+  args.group_info = buffers.group_info;
+  args.groups = p.groups;
+  args.expected_m = l.expected_m;
+  return args;
+}
+
+bool validate_tune_args(KernelKind kind, const TuneArgs& x) {
+  switch (kind) {
+    case KernelKind::Gemm1D2D: return validate_gemm_fp8_nt(x.a, x.a_scales, x.b, x.b_scales, x.bf16_d());
+    case KernelKind::Gemm1D1D:
+      return validate_gemm_fp8_nt_wgrad(x.a, x.a_scales, x.b, x.b_scales, x.fp32_d(), nullptr);
+    case KernelKind::GroupedContiguous:
+    case KernelKind::GroupedMasked:
+      return validate_gemm_grouped(kind == KernelKind::GroupedMasked, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(),
+                                   x.group_info, x.groups, x.expected_m);
+    case KernelKind::KGrouped:
+      return validate_gemm_k_grouped(x.a, x.a_scales, x.b, x.b_scales, x.fp32_d(), nullptr, x.group_info, x.groups);
+    default: fail(ErrorCode::Internal, "the tuner does not time {} kernels", kind_name(kind));
+  }
+}
+
+void launch_tune_call(const LaunchPlan& plan, KernelKind kind, const TuneArgs& x, CUstream stream) {
+  switch (kind) {
+    case KernelKind::Gemm1D2D: return launch_gemm(plan, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(), stream);
+    case KernelKind::Gemm1D1D:
+      return launch_gemm_wgrad(plan, x.a, x.a_scales, x.b, x.b_scales, x.fp32_d(), nullptr, stream);
+    case KernelKind::GroupedContiguous:
+    case KernelKind::GroupedMasked:
+      return launch_gemm(plan, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(), stream,
+                         m_grouped_args(kind == KernelKind::GroupedMasked, x.group_info, x.groups, x.a.rows));
+    case KernelKind::KGrouped:
+      return launch_gemm_k_grouped(plan, x.a, x.a_scales, x.b, x.b_scales, x.fp32_d(), nullptr, x.group_info,
+                                   static_cast<int>(x.groups), stream);
+    default: fail(ErrorCode::Internal, "the tuner does not time {} kernels", kind_name(kind));
+  }
+}
+
+}  // namespace fp8gemm::detail
