@@ -6,8 +6,9 @@
 // Method: random e4m3 data and scales; several copies of the inputs ("sets") rotated
 // so that consecutive calls do not find their operands in L2 (at least 256 MB over all
 // sets, unless one set is larger); a CUDA graph of many calls is replayed and timed with
-// events, and the median per-call time over the replays is reported. Both libraries
-// are checked against each other before timing.
+// events, and the median per-call time over the replays is reported (sustained load:
+// the card runs at its power limit). With --isolated, each call runs alone after an L2
+// flush and a pause instead. Both libraries are checked against each other before timing.
 
 #include "cli/bench_command.hpp"
 
@@ -19,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -60,9 +62,54 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-// Median per-call device time (us) of `call(set)` over graph replays.
-double time_calls(const std::function<void(int, cudaStream_t)>& call, int sets, int replays, cudaStream_t stream,
-                  int* calls_out) {
+// How calls are timed (BenchOptions::replays and ::isolated).
+struct Timing {
+  int replays = 15;
+  bool isolated = false;
+};
+
+Timing timing_of(const BenchOptions& o) { return Timing{o.replays, o.isolated}; }
+
+constexpr size_t kFlushBytes = size_t(256) << 20;  // > 4x the L2 of an H100/H200
+constexpr int kPauseMs = 2;
+
+// Isolated calls: each one after an L2 flush (a 256 MB memset) and a pause, timed alone by
+// events around it; the median of max(20, 2 x replays) calls. With the pauses the card
+// stays below its power limit (under sustained FP8 GEMM load an H200 runs at its power cap
+// and clocks down to about 1.4-1.6 GHz), as a GEMM between other work does.
+double time_isolated(const std::function<void(int, cudaStream_t)>& call, int sets, int replays, cudaStream_t stream) {
+  static DeviceBuffer flush(kFlushBytes);
+  for (int i = 0; i < 3; ++i) call(i % sets, stream);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<double> per_call;
+  const int calls = std::max(20, 2 * replays);
+  for (int i = 0; i < calls; ++i) {
+    cuda_check(cudaMemsetAsync(flush.get(), i & 0xff, kFlushBytes, stream), "L2 flush");
+    cudaEventRecord(start, stream);
+    call(i % sets, stream);
+    cudaEventRecord(stop, stream);
+    cuda_check(cudaEventSynchronize(stop), "isolated call");
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    per_call.push_back(ms * 1000.0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPauseMs));
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return median(per_call);
+}
+
+// Median per-call device time (us) of `call(set)`: over graph replays of many calls
+// (sustained load), or over isolated calls.
+double time_calls(const std::function<void(int, cudaStream_t)>& call, int sets, const Timing& timing,
+                  cudaStream_t stream, int* calls_out) {
+  if (timing.isolated) {
+    *calls_out = 1;
+    return time_isolated(call, sets, timing.replays, stream);
+  }
+  const int replays = timing.replays;
   for (int i = 0; i < 3; ++i) call(i % sets, stream);
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
@@ -106,13 +153,13 @@ double time_calls(const std::function<void(int, cudaStream_t)>& call, int sets, 
 // run once and compare with ours. Fills row->cublas_us and row->cublas_tflops.
 void time_cublas(Row* row, double flops, int algorithms, const std::function<void(int, int, cudaStream_t)>& theirs,
                  const std::function<void(const std::function<void(int, cudaStream_t)>&)>& check, int sets,
-                 int replays, cudaStream_t stream) {
+                 const Timing& timing, cudaStream_t stream) {
   double best = 0;
   for (int algo = 0; algo < algorithms; ++algo) {
     const std::function<void(int, cudaStream_t)> call = [&](int i, cudaStream_t st) { theirs(algo, i, st); };
     if (algo == 0) check(call);
     int calls = 0;
-    const double us = time_calls(call, sets, replays, stream, &calls);
+    const double us = time_calls(call, sets, timing, stream, &calls);
     if (best == 0 || us < best) best = us;
   }
   row->cublas_us = best;
@@ -197,7 +244,7 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
   row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
   cuda_check(cudaStreamSynchronize(stream), "host timing");
 
-  row.us = time_calls(ours, sets, o.replays, stream, &row.calls_per_graph);
+  row.us = time_calls(ours, sets, timing_of(o), stream, &row.calls_per_graph);
   const double flops = 2.0 * double(m) * double(n) * double(k);
   const double bytes = double(m * k + n * k) + double(m * kb + nb * kb) * 4 + double(m * n) * 2;
   row.tflops = flops / row.us * 1e-6;
@@ -223,7 +270,7 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
             cuda_check(cudaMemcpy(d2.data(), s[0].d_cublas.get(), d2.size() * 2, cudaMemcpyDeviceToHost), "copy");
             row.rel_diff = relative_difference(d1, d2);
           },
-          sets, o.replays, stream);
+          sets, timing_of(o), stream);
     }
   }
   return row;
@@ -310,7 +357,7 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
   row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
   cuda_check(cudaStreamSynchronize(stream), "host timing");
 
-  row.us = time_calls(ours, sets, o.replays, stream, &row.calls_per_graph);
+  row.us = time_calls(ours, sets, timing_of(o), stream, &row.calls_per_graph);
   const double flops = 2.0 * double(m) * double(n) * double(k);
   // A, B, both scale tensors once; D read and written in fp32.
   const double bytes = double(m * k + n * k) + double((m + n) * kb) * 4 + 2.0 * 4 * double(m * n);
@@ -344,7 +391,7 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
             cuda_check(cudaMemcpy(d_theirs.data(), s[0].d.get(), d_theirs.size() * 4, cudaMemcpyDeviceToHost), "copy");
             row.rel_diff = relative_difference(d_ours, d_theirs);
           },
-          sets, o.replays, stream);
+          sets, timing_of(o), stream);
     }
   }
   return row;
@@ -374,8 +421,7 @@ GroupedLayout grouped_layout(const host::GroupedShape& g, uint64_t seed) {
     l.real_rows += rows;
   }
   if (masked) l.a_rows = g.groups * g.max_m;
-  l.plan = GemmShape{masked ? g.groups * g.expected_m : l.a_rows, g.n, g.k, g.kind};
-  if (masked) l.plan.groups = g.groups;
+  l.plan = GemmShape{masked ? g.groups * g.expected_m : l.a_rows, g.n, g.k, g.kind, g.groups};
   return l;
 }
 
@@ -527,7 +573,7 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
   row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
   cuda_check(cudaStreamSynchronize(stream), "host timing");
 
-  row.us = time_calls(ours, sets, o.replays, stream, &row.calls_per_graph);
+  row.us = time_calls(ours, sets, timing_of(o), stream, &row.calls_per_graph);
   const double flops = 2.0 * double(l.real_rows) * double(n) * double(k);
   row.tflops = flops / row.us * 1e-6;
   row.gbs = double(touched) / row.us * 1e-3;
@@ -595,7 +641,7 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
           }
           row.rel_diff = relative_difference(d1, d2);
         },
-        sets, o.replays, stream);
+        sets, timing_of(o), stream);
   }
   return row;
 }
@@ -680,7 +726,7 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
   row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
   cuda_check(cudaStreamSynchronize(stream), "host timing");
 
-  row.us = time_calls(ours, sets, o.replays, stream, &row.calls_per_graph);
+  row.us = time_calls(ours, sets, timing_of(o), stream, &row.calls_per_graph);
   const double flops = 2.0 * double(m) * double(n) * double(k);
   const double bytes = double(m * k + n * k) + double((m + n) * kb) * 4 + 2.0 * 4 * double(rows * n);
   row.tflops = flops / row.us * 1e-6;
@@ -734,7 +780,7 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
           cuda_check(cudaMemcpy(d_theirs.data(), s[0].d.get(), d_theirs.size() * 4, cudaMemcpyDeviceToHost), "copy");
           row.rel_diff = relative_difference(d_ours, d_theirs);
         },
-        sets, o.replays, stream);
+        sets, timing_of(o), stream);
   }
   return row;
 }
@@ -818,7 +864,7 @@ void bench_quantize_shape(int64_t rows, int64_t cols, const BenchOptions& o, cud
     op.call(0, stream);
     cuda_check(cudaStreamSynchronize(stream), op.name);
     int calls = 0;
-    const double us = time_calls(op.call, sets, o.replays, stream, &calls);
+    const double us = time_calls(op.call, sets, timing_of(o), stream, &calls);
     const double gbs = op.bytes / us * 1e-3;
     fmt::print("{:>6} {:>6} | {:<30} | {:>8.1f} us {:>7.0f} GB/s {:>5.1f}% of 4.3 TB/s\n", rows, cols, op.name, us, gbs,
                100.0 * gbs / 4300.0);
@@ -992,7 +1038,9 @@ int run_bench(const BenchOptions& o) {
   j["cublaslt_version"] = cublas_version;
   j["date"] = today();
   j["shapes_file"] = o.shapes;
-  j["method"] = std::string("median per-call time of CUDA-graph replays, rotating input copies (>= 256 MB), random data") +
+  j["method"] = std::string(o.isolated ? "median time of isolated calls (each after a 256 MB L2 flush and a 2 ms pause)"
+                                        : "median per-call time of CUDA-graph replays (sustained load)") +
+                ", rotating input copies (>= 256 MB), random data" +
                 (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "") +
                 (o.grouped ? "; grouped: rows per expert int(expected_m x U[0.7, 1.3]) (masked: clamped to max_m), "
                              "contiguous segments padded to 128 rows; m = real rows (FLOPs and bytes count only "

@@ -11,6 +11,9 @@ namespace fp8gemm::cli {
 struct BenchOptions {
   std::string shapes;      // shape set (JSON)
   int replays = 15;        // timed graph replays per shape (the median is reported)
+  // Time isolated calls instead of graph replays: each call alone after an L2 flush and a
+  // 2 ms pause (median of max(20, 2 x replays) calls), below the card's power limit.
+  bool isolated = false;
   bool cublas = true;      // also time cuBLASLt's block-scaled FP8 GEMM
   std::string json, csv;   // optional outputs
   uint64_t seed = 1;

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -37,10 +39,22 @@ int run_info() {
   return 0;
 }
 
-int run_prewarm(const std::string& shapes_path, int jobs, int sms, bool quiet) {
-  const fp8gemm::host::ShapeFile file = fp8gemm::host::read_shape_file(shapes_path);
+// Every shape of a shape file as the library plans it: the dense and weight-gradient shapes,
+// the grouped ones at their typical size (contiguous: every expert at expected_m rows,
+// segments padded; masked: groups x expected_m; k-grouped: every group at expected_k).
+// `what` names the command in the note about sections this version does not read.
+std::vector<fp8gemm::GemmShape> all_shapes(const std::string& path, const char* what) {
+  const fp8gemm::host::ShapeFile file = fp8gemm::host::read_shape_file(path);
   for (const std::string& s : file.skipped)
-    fmt::print(stderr, "prewarm: section '{}' is not supported by this version; skipped\n", s);
+    fmt::print(stderr, "{}: section '{}' is not supported by this version; skipped\n", what, s);
+  std::vector<fp8gemm::GemmShape> all = file.dense;
+  all.insert(all.end(), file.wgrad.begin(), file.wgrad.end());
+  for (const fp8gemm::host::GroupedShape& g : file.grouped) all.push_back(fp8gemm::host::prewarm_shape(g));
+  for (const fp8gemm::host::KGroupedShape& g : file.k_grouped) all.push_back(fp8gemm::host::prewarm_shape(g));
+  return all;
+}
+
+int run_prewarm(const std::vector<fp8gemm::GemmShape>& all, int jobs, int sms, bool quiet) {
   fp8gemm::PrewarmOptions options;
   options.jobs = jobs;
   options.num_sms = sms;
@@ -50,12 +64,6 @@ int run_prewarm(const std::string& shapes_path, int jobs, int sms, bool quiet) {
     if (!progress) progress = std::make_unique<fp8gemm::cli::Progress>("prewarm", p.total, quiet);
     progress->step(p.done, p.kernel, p.compiled ? "compiled" : "cached", p.elapsed_s);
   };
-  std::vector<fp8gemm::GemmShape> all = file.dense;
-  all.insert(all.end(), file.wgrad.begin(), file.wgrad.end());
-  // Grouped shapes at their typical total M (contiguous: every expert at expected_m rows,
-  // segments padded; masked: groups x expected_m).
-  for (const fp8gemm::host::GroupedShape& g : file.grouped) all.push_back(fp8gemm::host::prewarm_shape(g));
-  for (const fp8gemm::host::KGroupedShape& g : file.k_grouped) all.push_back(fp8gemm::host::prewarm_shape(g));
   const fp8gemm::PrewarmReport r = fp8gemm::prewarm(all, options);
   if (progress) progress->finish();
   const fp8gemm::RuntimeInfo info = fp8gemm::runtime_info();
@@ -109,16 +117,17 @@ int run_cache(const std::string& action, bool kernels_only, bool tuning_only) {
   return action == "verify" && bad > 0 ? 3 : 0;
 }
 
-// The shapes `tune` times: the forward and the weight-gradient shapes of a shape file (the
-// grouped GEMMs use the heuristic's choice; their shapes are skipped, with a note).
-std::vector<fp8gemm::GemmShape> all_shapes(const std::string& path) {
-  const fp8gemm::host::ShapeFile file = fp8gemm::host::read_shape_file(path);
-  std::vector<fp8gemm::GemmShape> all = file.dense;
-  all.insert(all.end(), file.wgrad.begin(), file.wgrad.end());
-  if (const size_t grouped = file.grouped.size() + file.k_grouped.size(); grouped > 0)
-    fmt::print(stderr, "tune: {} grouped shape(s) skipped: the grouped GEMMs use the heuristic's kernel choice (not tuned)\n",
-               grouped);
-  return all;
+// The kind of a shape in the tune table: "forward", "wgrad", or the grouped kind with its
+// groups ("masked x32").
+std::string kind_label(const fp8gemm::GemmShape& s) {
+  switch (s.kind) {
+    case fp8gemm::GemmKind::Forward: return "forward";
+    case fp8gemm::GemmKind::WeightGradient: return "wgrad";
+    case fp8gemm::GemmKind::GroupedContiguous: return fmt::format("contig x{}", s.groups);
+    case fp8gemm::GemmKind::GroupedMasked: return fmt::format("masked x{}", s.groups);
+    case fp8gemm::GemmKind::KGroupedWeightGradient: return fmt::format("k-grp x{}", s.groups);
+  }
+  return "?";
 }
 
 bool have_sm90_gpu() {
@@ -137,31 +146,23 @@ int run_tune(const std::vector<fp8gemm::GemmShape>& shapes, int candidates, int 
   fp8gemm::TuneOptions options;
   options.candidates = candidates;
   options.jobs = jobs;
-  size_t distinct = 0;
-  {
-    std::vector<fp8gemm::GemmShape> seen;
-    for (const fp8gemm::GemmShape& s : shapes)
-      if (s.m > 0 && s.n > 0 &&
-          std::none_of(seen.begin(), seen.end(),
-                       [&](const fp8gemm::GemmShape& x) {
-                         return x.m == s.m && x.n == s.n && x.k == s.k && x.kind == s.kind;
-                       }))
-        seen.push_back(s);
-    distinct = seen.size();
-  }
-  fp8gemm::cli::Progress progress("tune", distinct, quiet);
+  // The count of distinct problems is known once tune() has planned them; the first callback
+  // sizes the bar.
+  std::unique_ptr<fp8gemm::cli::Progress> progress;
   options.on_progress = [&](const fp8gemm::TuneProgress& p) {
-    progress.step(p.done, fmt::format("{}x{}x{}", p.shape.m, p.shape.n, p.shape.k), p.kernel, p.elapsed_s);
+    if (!progress) progress = std::make_unique<fp8gemm::cli::Progress>("tune", p.total, quiet);
+    progress->step(p.done, fmt::format("{} {}x{}x{}", kind_label(p.shape), p.shape.m, p.shape.n, p.shape.k), p.kernel,
+                   p.elapsed_s);
   };
   const std::vector<fp8gemm::TuneResult> results = fp8gemm::tune(shapes, options);
-  progress.finish();
-  fmt::print("{:>6} {:>6} {:>6} | {:>10} {:>10} {:>7} | {}\n", "M", "N", "K", "heuristic", "tuned", "gain",
-             "tuned kernel (heuristic's)");
+  if (progress) progress->finish();
+  fmt::print("{:>10} {:>6} {:>6} {:>6} | {:>10} {:>10} {:>7} | {}\n", "kind", "M", "N", "K", "heuristic", "tuned",
+             "gain", "tuned kernel (heuristic's)");
   double log_gain = 0;
   for (const fp8gemm::TuneResult& r : results) {
-    fmt::print("{:>6} {:>6} {:>6} | {:>8.1f}us {:>8.1f}us {:>6.1f}% | {}{}\n", r.shape.m, r.shape.n, r.shape.k,
-               r.heuristic_us, r.tuned_us, 100.0 * (r.heuristic_us / r.tuned_us - 1.0), r.tuned_kernel,
-               r.tuned_kernel == r.heuristic_kernel ? "" : " (" + r.heuristic_kernel + ")");
+    fmt::print("{:>10} {:>6} {:>6} {:>6} | {:>8.1f}us {:>8.1f}us {:>6.1f}% | {}{}\n", kind_label(r.shape), r.shape.m,
+               r.shape.n, r.shape.k, r.heuristic_us, r.tuned_us, 100.0 * (r.heuristic_us / r.tuned_us - 1.0),
+               r.tuned_kernel, r.tuned_kernel == r.heuristic_kernel ? "" : " (" + r.heuristic_kernel + ")");
     log_gain += std::log(r.heuristic_us / r.tuned_us);
   }
   if (!results.empty())
@@ -247,6 +248,10 @@ int main(int argc, char** argv) {
   bench->add_option("--json", bench_options.json, "Write the results as JSON");
   bench->add_option("--csv", bench_options.csv, "Write the results as CSV");
   bench->add_flag("!--no-cublas", bench_options.cublas, "Do not run cuBLASLt");
+  bench->add_flag("--isolated", bench_options.isolated,
+                  "Time isolated calls instead of sustained ones: each call alone after an L2 flush and a 2 ms "
+                  "pause (median of max(20, 2 x replays) calls), so that the card stays below its power limit "
+                  "(both libraries)");
   bench->add_option("--seed", bench_options.seed, "Random seed");
   bench->add_flag("--quantize", bench_options.quantize,
                   "Time the quantization kernels (bandwidth) instead of the GEMMs, on [M, K] of the shapes "
@@ -319,9 +324,10 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "prewarm --tune: no sm_90 GPU; run prewarm without --tune to compile only\n");
         return 4;
       }
-      const int status = run_prewarm(shapes, jobs, sms, quiet);
+      const std::vector<fp8gemm::GemmShape> all = all_shapes(shapes, "prewarm");
+      const int status = run_prewarm(all, jobs, sms, quiet);
       if (status != 0 || !prewarm_tune) return status;
-      return run_tune(all_shapes(shapes), candidates, jobs, quiet);
+      return run_tune(all, candidates, jobs, quiet);
     }
     if (*cache) {
       if (kernels_only && tuning_only) {
@@ -331,7 +337,7 @@ int main(int argc, char** argv) {
       return run_cache(*cache_list ? "list" : *cache_verify ? "verify" : *cache_stats ? "stats" : "clear",
                        kernels_only, tuning_only);
     }
-    if (*tune) return run_tune(all_shapes(tune_shapes), candidates, jobs, quiet);
+    if (*tune) return run_tune(all_shapes(tune_shapes, "tune"), candidates, jobs, quiet);
     if (*check) return fp8gemm::cli::run_check(check_options);
     if (*bench) return fp8gemm::cli::run_bench(bench_options);
   } catch (const fp8gemm::Error& e) {
