@@ -117,6 +117,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
     fence_barrier_init();
   }
   __syncthreads();
+  // First global access (operands, scales, group_k, C, D) below this line.
+  grid_dependency_wait();
 
   const int m_blocks = (m + kBlockM - 1) / kBlockM;
   const int group_tiles = m_blocks * kNBlocks;
@@ -156,6 +158,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
           cursor.advance();
         }
       }
+      allow_dependent_launch();  // every operand load of this CTA is issued
     } else if (const int w = static_cast<int>(threadIdx.x) / 32 - kMathThreads / 32 - 1;
                lane == 0 && w >= 0 && w < kMathWarpgroups) {
       // The storer of math warpgroup w: lane 0 of the (w + 1)-th warp after the producer's.

@@ -224,6 +224,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     cluster_sync();
   else
     __syncthreads();
+  // First global access (operands, scales, group data, D) below this line.
+  grid_dependency_wait();
 
   const int m_blocks = grouped_m_blocks<kGrouping, kBlockM>(m, groups, group_rows);
   const int super_m = (m_blocks + kPairM - 1) / kPairM;
@@ -314,6 +316,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
           cursor.advance();
         }
       }
+      allow_dependent_launch();  // every operand load of this CTA is issued
     } else if (producer_warp == 1) {
       // Copies each tile's B scales (all K blocks, both 128-column blocks the tile may
       // touch) into one of two shared buffers, a tile ahead of the math warpgroups.

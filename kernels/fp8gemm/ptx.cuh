@@ -285,6 +285,25 @@ __device__ __forceinline__ void mbar_arrive_after(u32 bar, float u0, float u1) {
 }
 
 // ---------------------------------------------------------------------------
+// Programmatic dependent launch
+// ---------------------------------------------------------------------------
+
+// Waits until the kernels this one depends on (the previous one in the stream, when this
+// one was launched with programmatic stream serialization) have completed and their
+// memory is visible; a no-op otherwise. Nothing before it may touch global memory, so
+// only the launch and the prologue (barrier setup, tensor-map prefetch) overlap the
+// previous kernel's tail.
+__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+// Lets the next kernel in the stream (if launched with programmatic stream serialization)
+// be scheduled once every CTA of this grid has called this or exited; the first call in a
+// CTA counts for the CTA. Called when a CTA has issued its last operand load. The next
+// kernel still waits for this whole grid before its first global access.
+__device__ __forceinline__ void allow_dependent_launch() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+// ---------------------------------------------------------------------------
 // wgmma
 // ---------------------------------------------------------------------------
 

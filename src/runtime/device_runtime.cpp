@@ -108,7 +108,11 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
 
 namespace {
 
-CUlaunchConfig launch_config(const KernelLayout& layout, unsigned grid, CUstream stream, CUlaunchAttribute* attr) {
+// `attrs` holds room for two attributes. GEMM launches allow programmatic stream
+// serialization: the kernel may be scheduled while the previous one in the stream is still
+// running; it waits for it (griddepcontrol.wait) before touching global memory.
+CUlaunchConfig launch_config(const KernelLayout& layout, unsigned grid, CUstream stream, CUlaunchAttribute* attrs,
+                             bool programmatic = true) {
   CUlaunchConfig config{};
   config.gridDimX = grid;
   config.gridDimY = 1;
@@ -118,16 +122,21 @@ CUlaunchConfig launch_config(const KernelLayout& layout, unsigned grid, CUstream
   config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(layout.smem_bytes);
   config.hStream = stream;
-  config.attrs = nullptr;
+  config.attrs = attrs;
   config.numAttrs = 0;
   if (layout.cluster_size > 1) {
-    attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr->value.clusterDim.x = static_cast<unsigned>(layout.cluster_size);
-    attr->value.clusterDim.y = 1;
-    attr->value.clusterDim.z = 1;
-    config.attrs = attr;
-    config.numAttrs = 1;
+    CUlaunchAttribute& a = attrs[config.numAttrs++];
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a.value.clusterDim.x = static_cast<unsigned>(layout.cluster_size);
+    a.value.clusterDim.y = 1;
+    a.value.clusterDim.z = 1;
   }
+  if (programmatic) {
+    CUlaunchAttribute& a = attrs[config.numAttrs++];
+    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a.value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (config.numAttrs == 0) config.attrs = nullptr;
   return config;
 }
 
@@ -153,8 +162,9 @@ const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binar
   loaded.function = function;
   loaded.max_clusters = props_.sm_count;
   if (layout.cluster_size > 1) {
-    CUlaunchAttribute attr;
-    const CUlaunchConfig config = launch_config(layout, static_cast<unsigned>(props_.sm_count), nullptr, &attr);
+    CUlaunchAttribute attrs[2];
+    const CUlaunchConfig config =
+        launch_config(layout, static_cast<unsigned>(props_.sm_count), nullptr, attrs, /*programmatic=*/false);
     int clusters = 0;
     check_cu(cu.cuOccupancyMaxActiveClusters(&clusters, function, &config), "cuOccupancyMaxActiveClusters");
     if (clusters < 1)
@@ -183,8 +193,8 @@ void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtens
                   &with_c,                         &group_k,
                   &num_groups,                     &k_blocks,
                   &skip_empty};
-  CUlaunchAttribute attr;
-  const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, &attr);
+  CUlaunchAttribute attrs[2];
+  const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, attrs);
   check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d1d)");
 }
 
@@ -198,8 +208,8 @@ void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtens
   void* args[] = {const_cast<CUtensorMap*>(&a), const_cast<CUtensorMap*>(&b), const_cast<CUtensorMap*>(&sfa),
                   const_cast<CUtensorMap*>(&dmap),
                   &sfb, &stride_n, &stride_k, &d, &ld, &m, &tx, &group_info, &num_groups, &group_rows};
-  CUlaunchAttribute attr;
-  const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, &attr);
+  CUlaunchAttribute attrs[2];
+  const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, attrs);
   check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d2d)");
 }
 
