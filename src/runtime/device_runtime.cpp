@@ -106,13 +106,8 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
   return p;
 }
 
-namespace {
-
-// `attrs` holds room for two attributes. GEMM launches allow programmatic stream
-// serialization: the kernel may be scheduled while the previous one in the stream is still
-// running; it waits for it (griddepcontrol.wait) before touching global memory.
-CUlaunchConfig launch_config(const KernelLayout& layout, unsigned grid, CUstream stream, CUlaunchAttribute* attrs,
-                             bool programmatic = true) {
+CUlaunchConfig gemm_launch_config(const KernelLayout& layout, unsigned grid, CUstream stream,
+                                  CUlaunchAttribute (&attrs)[2], bool programmatic) {
   CUlaunchConfig config{};
   config.gridDimX = grid;
   config.gridDimY = 1;
@@ -140,8 +135,6 @@ CUlaunchConfig launch_config(const KernelLayout& layout, unsigned grid, CUstream
   return config;
 }
 
-}  // namespace
-
 const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binary) {
   const DriverApi& cu = driver();
   CUmodule module = nullptr;
@@ -164,7 +157,7 @@ const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binar
   if (layout.cluster_size > 1) {
     CUlaunchAttribute attrs[2];
     const CUlaunchConfig config =
-        launch_config(layout, static_cast<unsigned>(props_.sm_count), nullptr, attrs, /*programmatic=*/false);
+        gemm_launch_config(layout, static_cast<unsigned>(props_.sm_count), nullptr, attrs, /*programmatic=*/false);
     int clusters = 0;
     check_cu(cu.cuOccupancyMaxActiveClusters(&clusters, function, &config), "cuOccupancyMaxActiveClusters");
     if (clusters < 1)
@@ -194,7 +187,7 @@ void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtens
                   &num_groups,                     &k_blocks,
                   &skip_empty};
   CUlaunchAttribute attrs[2];
-  const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, attrs);
+  const CUlaunchConfig config = gemm_launch_config(plan.layout, plan.grid, stream, attrs);
   check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d1d)");
 }
 
@@ -209,7 +202,7 @@ void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtens
                   const_cast<CUtensorMap*>(&dmap),
                   &sfb, &stride_n, &stride_k, &d, &ld, &m, &tx, &group_info, &num_groups, &group_rows};
   CUlaunchAttribute attrs[2];
-  const CUlaunchConfig config = launch_config(plan.layout, plan.grid, stream, attrs);
+  const CUlaunchConfig config = gemm_launch_config(plan.layout, plan.grid, stream, attrs);
   check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d2d)");
 }
 

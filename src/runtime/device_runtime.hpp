@@ -36,6 +36,13 @@ struct LaunchPlan {
   unsigned stage_tx_bytes = 0;  // bytes landing in one pipeline stage
 };
 
+// The launch of a GEMM kernel: its grid, block, shared memory, the cluster dimension when
+// it uses clusters, and (with `programmatic`) programmatic stream serialization: it may be
+// scheduled while the previous kernel in the stream still runs, and waits for it
+// (griddepcontrol.wait) before touching global memory. `attrs` holds the attributes.
+CUlaunchConfig gemm_launch_config(const KernelLayout& layout, unsigned grid, CUstream stream,
+                                  CUlaunchAttribute (&attrs)[2], bool programmatic = true);
+
 // The kernels loaded in one CUDA context (one device), and the launch plans chosen for
 // it. Modules stay loaded for the life of the process.
 class DeviceRuntime {

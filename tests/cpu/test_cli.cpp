@@ -217,4 +217,11 @@ TEST(Cli, InfoAndCheckWithoutGpu) {
   const Result skip = run_cli("check --skip-without-gpu");
   EXPECT_EQ(skip.exit_code, 0) << skip.output;
   EXPECT_NE(skip.output.find("skipped"), std::string::npos) << skip.output;
+  // bench (sustained or --isolated) needs a GPU: exit 4, not a command-line error.
+  fp8gemm::test::TempDir dir;
+  const std::string shapes = write_shapes(dir.path(), R"({"dense": {"mnk": [[4, 256, 512]]}})");
+  for (const char* mode : {"", " --isolated"}) {
+    const Result bench = run_cli("bench --shapes " + shapes + mode);
+    EXPECT_EQ(bench.exit_code, 4) << mode << ": " << bench.output;
+  }
 }
