@@ -5,6 +5,7 @@
 // every output element was written and nothing around D was touched.
 
 #include <cuda_runtime.h>
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <stdexcept>
@@ -16,6 +17,16 @@ namespace fp8gemm::gputest {
 
 // Empty string if an sm_90 device is usable, else why not.
 std::string sm90_unavailable_reason();
+
+// The fixture of every GPU test suite: each test is skipped, with the reason shown, when no
+// sm_90 device is usable.
+class Sm90Test : public testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string why = sm90_unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << "GPU test skipped: " << why;
+  }
+};
 
 inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));

@@ -14,13 +14,7 @@ using namespace fp8gemm::gputest;
 
 namespace {
 
-class GpuBehaviour : public testing::Test {
- protected:
-  void SetUp() override {
-    const std::string why = sm90_unavailable_reason();
-    if (!why.empty()) GTEST_SKIP() << "GPU test skipped: " << why;
-  }
-};
+class GpuBehaviour : public Sm90Test {};
 
 // Operands, reference and output of one problem, ready to call.
 struct Problem {

@@ -23,13 +23,7 @@ struct Case {
   bool sfb_column_major = false;
 };
 
-class GpuTest : public testing::Test {
- protected:
-  void SetUp() override {
-    const std::string why = sm90_unavailable_reason();
-    if (!why.empty()) GTEST_SKIP() << "GPU test skipped: " << why;
-  }
-};
+class GpuTest : public Sm90Test {};
 
 // Runs one case with operands already on the device; returns the comparison.
 DeviceComparison run_case(const Case& c, const DeviceOperand& a, const DeviceOperand& b, const double* ref) {

@@ -29,13 +29,7 @@ using namespace fp8gemm::gputest;
 
 namespace {
 
-class GpuGrouped : public testing::Test {
- protected:
-  void SetUp() override {
-    const std::string why = sm90_unavailable_reason();
-    if (!why.empty()) GTEST_SKIP() << "GPU test skipped: " << why;
-  }
-};
+class GpuGrouped : public Sm90Test {};
 
 // G experts' weights [N, K] (128x128 block scales each), stacked on the device as the grouped
 // GEMMs read them: B [G * N, K] and b_scales [G * ceil(N/128), ceil(K/128)].

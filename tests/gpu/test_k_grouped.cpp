@@ -23,13 +23,7 @@ using namespace fp8gemm::gputest;
 
 namespace {
 
-class GpuKGrouped : public testing::Test {
- protected:
-  void SetUp() override {
-    const std::string why = sm90_unavailable_reason();
-    if (!why.empty()) GTEST_SKIP() << "GPU test skipped: " << why;
-  }
-};
+class GpuKGrouped : public Sm90Test {};
 
 // First column of each group (the layout gemm_fp8_nt_wgrad_k_grouped documents) and the total.
 std::vector<int64_t> group_starts(const std::vector<int32_t>& ks, int64_t* total) {

@@ -18,13 +18,7 @@ using namespace fp8gemm::gputest;
 
 namespace {
 
-class GpuQuantize : public testing::Test {
- protected:
-  void SetUp() override {
-    const std::string why = sm90_unavailable_reason();
-    if (!why.empty()) GTEST_SKIP() << "GPU test skipped: " << why;
-  }
-};
+class GpuQuantize : public Sm90Test {};
 
 // `huge`: a few +-3e38 values (rows 5, 16, ...), which the quantizers must survive; off
 // where the quantized operands feed a GEMM (their products overflow bf16).

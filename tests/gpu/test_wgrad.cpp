@@ -18,13 +18,7 @@ using namespace fp8gemm::gputest;
 
 namespace {
 
-class GpuWgrad : public testing::Test {
- protected:
-  void SetUp() override {
-    const std::string why = sm90_unavailable_reason();
-    if (!why.empty()) GTEST_SKIP() << "GPU test skipped: " << why;
-  }
-};
+class GpuWgrad : public Sm90Test {};
 
 enum class CMode { None, Separate, InPlace };
 
