@@ -84,10 +84,12 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device,
   // (1D1D: fp32 D, read and written when accumulating.)
   const double bytes = static_cast<double>(m) * spec.k + static_cast<double>(spec.n) * spec.k * groups +
                        static_cast<double>(m) * spec.n * (wgrad ? 8 : 2);
-  double memory_us = bytes / kHbmBytesPerSecond * 1e6;
-  // Masked experts: a last wave with few tiles streams its bytes from few SMs (measured on
-  // the masked sets: 6 x 20 rows, N = 6144: 384 tiles 67 us, 192 tiles 75 us).
-  if (groups > 1) memory_us *= static_cast<double>(waves * slots) / static_cast<double>(super_tiles);
+  // HBM bandwidth is only reached with every SM streaming: one SM takes in about 1/132 of
+  // it, so tiles that leave SMs idle (in the only or the last wave) stream more slowly.
+  // Measured: masked 6 x 20 rows, N = 6144: 384 tiles 67 us, 192 tiles 75 us; decode
+  // 7168x16384 at M = 1: 112 CTAs (64-column tiles) 33.3 us, 100 (144-column, split-K) 37.7 us.
+  const double memory_us = bytes / kHbmBytesPerSecond * 1e6 * static_cast<double>(waves * slots) /
+                           static_cast<double>(super_tiles);
   return std::max(compute_us, memory_us);
 }
 

@@ -65,6 +65,25 @@ TEST(Heuristics, PredictionRespectsTheMemoryFloor) {
   EXPECT_GE(predict_us(s, 1, DeviceTraits{}), 7168.0 * 16384 / 4.3e12 * 1e6);
 }
 
+// Decode streams HBM at about 1/132 of its bandwidth per SM: a config that leaves SMs idle
+// is predicted slower by their share (measured on the H200 at M = 1: 112 CTAs of 64 columns
+// 33.3 us, 100 CTAs of 144 columns with split-K 37.5 us, 128 CTAs of 112 columns 32.4 us).
+TEST(Heuristics, DecodeMemoryTimeCountsTheStreamingSms) {
+  const DeviceTraits h200;
+  auto spec = [](int block_n, int stages, int split_k) {
+    return KernelSpec{KernelKind::Gemm1D2D, 7168, 16384, KernelConfig{64, block_n, stages, 8, 0, 0, split_k}};
+  };
+  const double floor_us = 7168.0 * 16384 / 4.3e12 * 1e6;
+  const double idle_32 = predict_us(spec(144, 7, 2), 1, h200);  // 50 pairs: 100 of 132 SMs
+  const double idle_20 = predict_us(spec(64, 8, 1), 1, h200);   // 112 tiles
+  const double idle_4 = predict_us(spec(112, 8, 2), 1, h200);   // 64 pairs: 128 SMs
+  EXPECT_GE(idle_32, floor_us * 132 / 100);
+  EXPECT_LT(idle_4, idle_20);
+  EXPECT_LT(idle_20, idle_32);
+  const KernelConfig first = rank_configs(KernelKind::Gemm1D2D, 1, 7168, 16384, h200).front().spec.config;
+  EXPECT_GE((7168 + first.block_n - 1) / first.block_n * first.split_k, 120) << "leaves SMs idle";
+}
+
 // What the tuner times: the heuristic's first choice first, then distinct legal specs of
 // the same problem, including other rasterizations of the first choice.
 TEST(Heuristics, TuningCandidatesStartWithTheHeuristicsChoice) {
