@@ -8,7 +8,9 @@
 // sets, unless one set is larger); a CUDA graph of many calls is replayed and timed with
 // events, and the median per-call time over the replays is reported (sustained load:
 // the card runs at its power limit). With --isolated, each call runs alone after an L2
-// flush and a pause instead. Both libraries are checked against each other before timing.
+// flush and a pause instead. Both libraries are checked against each other before timing;
+// with cuBLASLt, its fastest algorithm and ours are finally timed in alternation, so that
+// both see the same clock (the reported times).
 
 #include "cli/bench_command.hpp"
 
@@ -73,97 +75,146 @@ Timing timing_of(const BenchOptions& o) { return Timing{o.replays, o.isolated}; 
 constexpr size_t kFlushBytes = size_t(256) << 20;  // > 4x the L2 of an H100/H200
 constexpr int kPauseMs = 2;
 
-// Isolated calls: each one after an L2 flush (a 256 MB memset) and a pause, timed alone by
-// events around it; the median of max(20, 2 x replays) calls. With the pauses the card
-// stays below its power limit (under sustained FP8 GEMM load an H200 runs at its power cap
-// and clocks down to about 1.4-1.6 GHz), as a GEMM between other work does.
-double time_isolated(const std::function<void(int, cudaStream_t)>& call, int sets, int replays, cudaStream_t stream) {
-  static DeviceBuffer flush(kFlushBytes);
-  for (int i = 0; i < 3; ++i) call(i % sets, stream);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<double> per_call;
-  const int calls = std::max(20, 2 * replays);
-  for (int i = 0; i < calls; ++i) {
-    cuda_check(cudaMemsetAsync(flush.get(), i & 0xff, kFlushBytes, stream), "L2 flush");
-    cudaEventRecord(start, stream);
-    call(i % sets, stream);
-    cudaEventRecord(stop, stream);
-    cuda_check(cudaEventSynchronize(stop), "isolated call");
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    per_call.push_back(ms * 1000.0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(kPauseMs));
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return median(per_call);
-}
+using Call = std::function<void(int, cudaStream_t)>;
 
-// Median per-call device time (us) of `call(set)`: over graph replays of many calls
-// (sustained load), or over isolated calls.
-double time_calls(const std::function<void(int, cudaStream_t)>& call, int sets, const Timing& timing,
-                  cudaStream_t stream, int* calls_out) {
-  if (timing.isolated) {
-    *calls_out = 1;
-    return time_isolated(call, sets, timing.replays, stream);
-  }
-  const int replays = timing.replays;
-  for (int i = 0; i < 3; ++i) call(i % sets, stream);
+// Device time (us) of one enqueue of `work` on `stream`, timed by events around it.
+double event_us(const std::function<void()>& work, cudaStream_t stream, const char* what) {
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
   cudaEventRecord(start, stream);
-  for (int i = 0; i < 8; ++i) call(i % sets, stream);
+  work();
   cudaEventRecord(stop, stream);
-  cuda_check(cudaEventSynchronize(stop), "estimate");
+  cuda_check(cudaEventSynchronize(stop), what);
   float ms = 0;
   cudaEventElapsedTime(&ms, start, stop);
-  const double estimate_us = std::max(1.0, ms * 1000.0 / 8);
-  // About 3 ms of work per replay, a whole number of rotations.
-  int calls = static_cast<int>(std::clamp(3000.0 / estimate_us, 1.0, 400.0));
-  calls = std::max(sets, (calls + sets - 1) / sets * sets);
-  cudaGraph_t graph;
-  cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
-  for (int i = 0; i < calls; ++i) call(i % sets, stream);
-  cuda_check(cudaStreamEndCapture(stream, &graph), "end capture");
-  cudaGraphExec_t exec;
-  cuda_check(cudaGraphInstantiate(&exec, graph, 0), "graph instantiate");
-  for (int i = 0; i < 2; ++i) cudaGraphLaunch(exec, stream);
-  std::vector<double> per_call;
-  for (int r = 0; r < replays; ++r) {
-    cudaEventRecord(start, stream);
-    cudaGraphLaunch(exec, stream);
-    cudaEventRecord(stop, stream);
-    cuda_check(cudaEventSynchronize(stop), "replay");
-    cudaEventElapsedTime(&ms, start, stop);
-    per_call.push_back(ms * 1000.0 / calls);
-  }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  *calls_out = calls;
+  return ms * 1000.0;
+}
+
+// Isolated calls: each one after an L2 flush (a 256 MB memset) and a pause, timed alone by
+// events around it. With the pauses the card stays below its power limit (under sustained
+// FP8 GEMM load an H200 runs at its power cap and clocks down to about 1.3-1.5 GHz), as a
+// GEMM between other work does. Returns the time of one such call.
+double isolated_call_us(const Call& call, int i, int sets, cudaStream_t stream) {
+  static DeviceBuffer flush(kFlushBytes);
+  cuda_check(cudaMemsetAsync(flush.get(), i & 0xff, kFlushBytes, stream), "L2 flush");
+  const double us = event_us([&] { call(i % sets, stream); }, stream, "isolated call");
+  std::this_thread::sleep_for(std::chrono::milliseconds(kPauseMs));
+  return us;
+}
+
+// Sustained calls: a CUDA graph of about 3 ms of back-to-back calls (a whole number of
+// rotations over the input sets), replayed; replay() gives the per-call time of one replay.
+class GraphTimer {
+ public:
+  GraphTimer(const Call& call, int sets, cudaStream_t stream) : stream_(stream) {
+    for (int i = 0; i < 3; ++i) call(i % sets, stream);
+    const double estimate_us =
+        std::max(1.0, event_us([&] { for (int i = 0; i < 8; ++i) call(i % sets, stream); }, stream, "estimate") / 8);
+    calls_ = static_cast<int>(std::clamp(3000.0 / estimate_us, 1.0, 400.0));
+    calls_ = std::max(sets, (calls_ + sets - 1) / sets * sets);
+    cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+    for (int i = 0; i < calls_; ++i) call(i % sets, stream);
+    cuda_check(cudaStreamEndCapture(stream, &graph_), "end capture");
+    cuda_check(cudaGraphInstantiate(&exec_, graph_, 0), "graph instantiate");
+    for (int i = 0; i < 2; ++i) cudaGraphLaunch(exec_, stream);
+  }
+  GraphTimer(const GraphTimer&) = delete;
+  GraphTimer& operator=(const GraphTimer&) = delete;
+  ~GraphTimer() {
+    cudaGraphExecDestroy(exec_);
+    cudaGraphDestroy(graph_);
+  }
+  double replay() { return event_us([&] { cudaGraphLaunch(exec_, stream_); }, stream_, "replay") / calls_; }
+  int calls() const { return calls_; }
+
+ private:
+  cudaStream_t stream_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  int calls_ = 0;
+};
+
+// Median per-call device time (us) of `call(set)`: over graph replays of many calls
+// (sustained load), or over max(20, 2 x replays) isolated calls.
+double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t stream, int* calls_out) {
+  std::vector<double> per_call;
+  if (timing.isolated) {
+    for (int i = 0; i < 3; ++i) call(i % sets, stream);
+    for (int i = 0; i < std::max(20, 2 * timing.replays); ++i) per_call.push_back(isolated_call_us(call, i, sets, stream));
+    *calls_out = 1;
+    return median(per_call);
+  }
+  GraphTimer timer(call, sets, stream);
+  for (int r = 0; r < timing.replays; ++r) per_call.push_back(timer.replay());
+  *calls_out = timer.calls();
   return median(per_call);
 }
 
-// cuBLASLt's time on a problem: the best over its `algorithms` algorithms of `theirs(algo,
-// set, stream)`, each timed like ours. Before timing, `check(call)` gets algorithm 0's call to
-// run once and compare with ours. Fills row->cublas_us and row->cublas_tflops.
-void time_cublas(Row* row, double flops, int algorithms, const std::function<void(int, int, cudaStream_t)>& theirs,
-                 const std::function<void(const std::function<void(int, cudaStream_t)>&)>& check, int sets,
-                 const Timing& timing, cudaStream_t stream) {
+// The same for two calls measured in alternation (a b, b a, a b, ...), so that both see the
+// same power and thermal state of the card: under FP8 load its clock follows the power drawn
+// in the last second or so, and whichever of two separate measurements came later would run
+// on a hotter card. Returns the medians of a and of b.
+std::pair<double, double> time_paired(const Call& a, const Call& b, int sets, const Timing& timing,
+                                      cudaStream_t stream) {
+  std::vector<double> ta, tb;
+  if (timing.isolated) {
+    for (int i = 0; i < 3; ++i) {
+      a(i % sets, stream);
+      b(i % sets, stream);
+    }
+    for (int i = 0; i < std::max(20, 2 * timing.replays); ++i) {
+      const bool a_first = i % 2 == 0;
+      const double first = isolated_call_us(a_first ? a : b, i, sets, stream);
+      const double second = isolated_call_us(a_first ? b : a, i, sets, stream);
+      ta.push_back(a_first ? first : second);
+      tb.push_back(a_first ? second : first);
+    }
+    return {median(ta), median(tb)};
+  }
+  GraphTimer ga(a, sets, stream), gb(b, sets, stream);
+  for (int r = 0; r < timing.replays; ++r) {
+    if (r % 2 == 0) {
+      ta.push_back(ga.replay());
+      tb.push_back(gb.replay());
+    } else {
+      tb.push_back(gb.replay());
+      ta.push_back(ga.replay());
+    }
+  }
+  return {median(ta), median(tb)};
+}
+
+// cuBLASLt's time on a problem, and ours again beside it. `theirs(algo, set, stream)` runs
+// cuBLASLt's algorithm `algo` of `algorithms`; before timing, `check(call)` gets algorithm 0's
+// call to run once and compare with ours. Each algorithm is timed like ours was; the fastest
+// is then timed once more in alternation with `ours` (time_paired), and those two times are
+// the row's: row->us, ->tflops and ->gbs are rescaled from ours' first measurement, and
+// row->cublas_us and ->cublas_tflops are filled.
+void time_cublas(Row* row, double flops, int algorithms, const Call& ours,
+                 const std::function<void(int, int, cudaStream_t)>& theirs,
+                 const std::function<void(const Call&)>& check, int sets, const Timing& timing, cudaStream_t stream) {
   double best = 0;
+  int best_algo = 0;
   for (int algo = 0; algo < algorithms; ++algo) {
-    const std::function<void(int, cudaStream_t)> call = [&](int i, cudaStream_t st) { theirs(algo, i, st); };
+    const Call call = [&](int i, cudaStream_t st) { theirs(algo, i, st); };
     if (algo == 0) check(call);
     int calls = 0;
     const double us = time_calls(call, sets, timing, stream, &calls);
-    if (best == 0 || us < best) best = us;
+    if (best == 0 || us < best) {
+      best = us;
+      best_algo = algo;
+    }
   }
-  row->cublas_us = best;
-  row->cublas_tflops = best > 0 ? flops / best * 1e-6 : 0;
+  const Call fastest = [&](int i, cudaStream_t st) { theirs(best_algo, i, st); };
+  const auto [us, cublas_us] = time_paired(ours, fastest, sets, timing, stream);
+  row->gbs *= row->us / us;
+  row->us = us;
+  row->tflops = flops / us * 1e-6;
+  row->cublas_us = cublas_us;
+  row->cublas_tflops = flops / cublas_us * 1e-6;
 }
 
 double to_double(uint16_t bf16) { return host::bf16_to_float(bf16); }
@@ -257,7 +308,7 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
       row.cublas_note = why;
     } else {
       time_cublas(
-          &row, flops, cublas->algorithms(),
+          &row, flops, cublas->algorithms(), ours,
           [&](int algo, int i, cudaStream_t st) {
             const Set& x = s[size_t(i)];
             cublas->run(x.a.get(), x.sfa.get<float>(), x.b.get(), x.sfb_cublas.get<float>(), x.d_cublas.get(), algo, st);
@@ -375,7 +426,7 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
       row.cublas_note = why;
     } else {
       time_cublas(
-          &row, flops, cublas->algorithms(),
+          &row, flops, cublas->algorithms(), ours,
           [&](int algo, int i, cudaStream_t st) {
             const Set& x = s[size_t(i)];
             cublas->run(x.a.get(), scales(x.sfa_cublas, x.sfa), x.b.get(), scales(x.sfb_cublas, x.sfb), x.d.get(), algo,
@@ -612,7 +663,7 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
       problem[size_t(e)] = found->second;
     }
     time_cublas(
-        &row, flops, max_algorithms,
+        &row, flops, max_algorithms, ours,
         [&](int algo, int i, cudaStream_t st) {
           const Set& x = s[size_t(i)];
           for (int64_t e = 0; e < groups; ++e) {
@@ -758,7 +809,7 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
       problem[size_t(e)] = found->second;
     }
     time_cublas(
-        &row, flops, max_algorithms,
+        &row, flops, max_algorithms, ours,
         [&](int algo, int i, cudaStream_t st) {
           const Set& x = s[size_t(i)];
           for (int64_t e = 0; e < groups; ++e) {
