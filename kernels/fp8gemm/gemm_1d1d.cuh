@@ -216,18 +216,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
 #pragma unroll
       for (int i = 0; i < kAccum; ++i) part[j][i] = 0.0f;
 
-    // Issues the 4 wgmma k32 steps of `stage` into `buf`.
+    // Issues the K block in `stage` into `buf`.
     auto issue = [&](float(&buf)[kAccum], int stage) {
-      const u64 desc_a = desc_a0 + ((stage * kABytes) >> 4);
-      const u64 desc_b = desc_b0 + ((stage * kBBytes) >> 4);
-#pragma unroll
-      for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
-      wgmma_fence();
-#pragma unroll
-      for (int k = 0; k < 4; ++k) WgmmaE4M3<kBlockN>::mma(buf, desc_a + k * 2, desc_b + k * 2, k);  // +32 bytes
-      wgmma_commit();
-#pragma unroll
-      for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
+      wgmma_k128<kBlockN>(buf, desc_a0 + ((stage * kABytes) >> 4), desc_b0 + ((stage * kBBytes) >> 4));
     };
     // After `buf`'s wgmma group completed: promotion with a scale per row (A) and per
     // column (B) of the K block, then the stage is freed (the last products are inputs

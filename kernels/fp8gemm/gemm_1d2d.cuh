@@ -81,13 +81,12 @@ struct StageCursor {
   }
 };
 
-// Where an M block of a (grouped) problem lies. kGrouping 0: dense, rows m_block * kBlockM
-// onwards. 1 (contiguous): the same rows; the expert is the group index of the block's first
-// row (segments start at multiples of 128 rows and kBlockM <= 128, so a block never mixes
-// experts when the layout is valid); an index outside [0, groups) (a padding block) computes
-// with expert 0, and its rows are zeroed in the epilogue. 2 (masked): expert g =
-// m_block / blocks_per_group owns rows g * group_rows ..; its blocks past masked_m[g] are
-// inactive. (The kernel itself walks only the active masked tiles: see next_tile.)
+// Where an M block of a problem lies. kGrouping 0: dense, rows m_block * kBlockM onwards.
+// 1 (contiguous): the same rows; the expert is the group index of the block's first row
+// (segments start at multiples of 128 rows and kBlockM <= 128, so a block never mixes
+// experts when the layout is valid); an index outside [0, groups) (a padding block)
+// computes with expert 0, and its rows are zeroed in the epilogue. (Masked problems,
+// kGrouping 2, walk only their active tiles and build these in next_tile.)
 struct TileRows {
   int row0;     // first row of the block in A and D
   int limit;    // rows at or past this are not stored
@@ -101,19 +100,15 @@ __device__ __forceinline__ int grouped_m_blocks(int m, int groups, int group_row
 }
 
 template <int kGrouping, int kBlockM>
-__device__ __forceinline__ TileRows tile_rows(int m_block, int m, const int* group_info, int groups, int group_rows) {
+__device__ __forceinline__ TileRows tile_rows(int m_block, int m, const int* group_info, int groups) {
+  static_assert(kGrouping == 0 || kGrouping == 1, "masked tiles come from next_tile");
+  const int row0 = m_block * kBlockM;
   if constexpr (kGrouping == 0) {
-    return {m_block * kBlockM, m, 0, true};
-  } else if constexpr (kGrouping == 1) {
-    const int row0 = m_block * kBlockM;
+    return {row0, m, 0, true};
+  } else {
     int g = ldg_s32(group_info + row0);
     if (g < 0 || g >= groups) g = 0;
     return {row0, m, g, true};
-  } else {
-    const int per_group = (group_rows + kBlockM - 1) / kBlockM;
-    const int g = m_block / per_group, local = m_block - g * per_group;
-    const int valid = imin(imax(ldg_s32(group_info + g), 0), group_rows);
-    return {g * group_rows + local * kBlockM, g * group_rows + valid, g, local * kBlockM < valid};
   }
 }
 
@@ -239,7 +234,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     m_block = sm * kPairM + (kPairM > 1 ? static_cast<int>(rank) : 0);
     n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
   };
-  auto rows_of = [&](int m_block) { return tile_rows<kGrouping, kBlockM>(m_block, m, group_info, groups, group_rows); };
+
   // Masked: the CTAs walk only the active tiles, group after group (group g has
   // ceil(masked_m[g] / kBlockM) x kSuperN of them, rasterized within the group), so that
   // the rows past masked_m cost nothing. Each role walks its own copy; the same global
@@ -272,7 +267,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     } else {
       if (st >= num_super) return false;
       tile_coords(st, m_block, n_block);
-      tr = rows_of(m_block);
+      tr = tile_rows<kGrouping, kBlockM>(m_block, m, group_info, groups);
       return true;
     }
   };
@@ -374,18 +369,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
 #pragma unroll
       for (int i = 0; i < kAccum; ++i) part[b][i] = 0.0f;
 
-    // Issues the 4 wgmma k32 steps of (stage, wave) into `buf`.
+    // Issues the K block in `stage` of wave w into `buf`.
     auto issue = [&](float(&buf)[kAccum], int stage, int w) {
-      const u64 desc_a = desc_a0 + ((stage * kABytes + w * 64 * 128) >> 4);
-      const u64 desc_b = desc_b0 + ((stage * kBBytes) >> 4);
-#pragma unroll
-      for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
-      wgmma_fence();
-#pragma unroll
-      for (int k = 0; k < 4; ++k) WgmmaE4M3<kBlockN>::mma(buf, desc_a + k * 2, desc_b + k * 2, k);  // +32 bytes
-      wgmma_commit();
-#pragma unroll
-      for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
+      wgmma_k128<kBlockN>(buf, desc_a0 + ((stage * kABytes + w * 64 * 128) >> 4), desc_b0 + ((stage * kBBytes) >> 4));
     };
     // After the wgmma group of `buf` completed: optionally frees the stage (one arrival
     // per warp on every CTA of the cluster, after the scale loads are consumed), then

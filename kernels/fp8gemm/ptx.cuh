@@ -335,6 +335,21 @@ __device__ __forceinline__ u64 smem_desc_sw128(u32 addr) {
 template <int kN>
 struct WgmmaE4M3;
 
+// One 128-deep K block: the 4 wgmma k32 steps (descriptors advanced by 32 bytes each) into
+// `buf`, overwriting it, issued as one commit group. The operand fences keep the
+// compiler's accesses of `buf` out of the asynchronous window on both sides.
+template <int kN>
+__device__ __forceinline__ void wgmma_k128(float (&buf)[kN / 2], u64 desc_a, u64 desc_b) {
+#pragma unroll
+  for (int i = 0; i < kN / 2; ++i) fence_operand(buf[i]);
+  wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < 4; ++k) WgmmaE4M3<kN>::mma(buf, desc_a + k * 2, desc_b + k * 2, k);  // +32 bytes: +2
+  wgmma_commit();
+#pragma unroll
+  for (int i = 0; i < kN / 2; ++i) fence_operand(buf[i]);
+}
+
 // ---------------------------------------------------------------------------
 // Register reconfiguration (per warpgroup)
 // ---------------------------------------------------------------------------

@@ -56,7 +56,7 @@ TEST(LaunchConfig, KernelsWaitBeforeTheirFirstGlobalAccess) {
     const size_t wait = text.find("grid_dependency_wait();", body);
     ASSERT_NE(wait, std::string::npos) << name;
     for (const char* access : {"tma_load_2d(", "tma_load_3d(", "tma_load_2d_multicast(", "tma_store_2d(",
-                               "tma_store_3d(", "ldg_", "st_global", "rows_of("}) {
+                               "tma_store_3d(", "ldg_", "st_global", "tile_rows<"}) {
       const size_t at = text.find(access, body);
       if (at != std::string::npos) EXPECT_GT(at, wait) << name << ": " << access << " before the wait";
     }
