@@ -153,6 +153,17 @@ double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t
   return median(per_call);
 }
 
+// Our side of a row, after the first call: the host cost of one call (enqueue only, the
+// kernel loaded; 64 calls) and the device time per call (time_calls).
+void time_ours(Row* row, const Call& ours, int sets, const Timing& timing, cudaStream_t stream) {
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr int kHostCalls = 64;
+  for (int i = 0; i < kHostCalls; ++i) ours(i % sets, stream);
+  row->host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
+  cuda_check(cudaStreamSynchronize(stream), "host timing");
+  row->us = time_calls(ours, sets, timing, stream, &row->calls_per_graph);
+}
+
 // The same for two calls measured in alternation (a b, b a, a b, ...), so that both see the
 // same power and thermal state of the card: under FP8 load its clock follows the power drawn
 // in the last second or so, and whichever of two separate measurements came later would run
@@ -288,14 +299,7 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
   ours(0, stream);
   cuda_check(cudaStreamSynchronize(stream), "first call");
 
-  // Host cost of one call (enqueue only; the kernel is loaded).
-  const auto t0 = std::chrono::steady_clock::now();
-  constexpr int kHostCalls = 64;
-  for (int i = 0; i < kHostCalls; ++i) ours(i % sets, stream);
-  row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
-  cuda_check(cudaStreamSynchronize(stream), "host timing");
-
-  row.us = time_calls(ours, sets, timing_of(o), stream, &row.calls_per_graph);
+  time_ours(&row, ours, sets, timing_of(o), stream);
   const double flops = 2.0 * double(m) * double(n) * double(k);
   const double bytes = double(m * k + n * k) + double(m * kb + nb * kb) * 4 + double(m * n) * 2;
   row.tflops = flops / row.us * 1e-6;
@@ -401,14 +405,7 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
   std::vector<float> d_ours(size_t(m * n));
   cuda_check(cudaMemcpy(d_ours.data(), s[0].d.get(), d_ours.size() * 4, cudaMemcpyDeviceToHost), "copy");
 
-  // Host cost of one call (enqueue only; the kernel is loaded).
-  const auto t0 = std::chrono::steady_clock::now();
-  constexpr int kHostCalls = 64;
-  for (int i = 0; i < kHostCalls; ++i) ours(i % sets, stream);
-  row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
-  cuda_check(cudaStreamSynchronize(stream), "host timing");
-
-  row.us = time_calls(ours, sets, timing_of(o), stream, &row.calls_per_graph);
+  time_ours(&row, ours, sets, timing_of(o), stream);
   const double flops = 2.0 * double(m) * double(n) * double(k);
   // A, B, both scale tensors once; D read and written in fp32.
   const double bytes = double(m * k + n * k) + double((m + n) * kb) * 4 + 2.0 * 4 * double(m * n);
@@ -617,14 +614,7 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
   ours(0, stream);
   cuda_check(cudaStreamSynchronize(stream), "first call");
 
-  // Host cost of one call (enqueue only; the kernel is loaded).
-  const auto t0 = std::chrono::steady_clock::now();
-  constexpr int kHostCalls = 64;
-  for (int i = 0; i < kHostCalls; ++i) ours(i % sets, stream);
-  row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
-  cuda_check(cudaStreamSynchronize(stream), "host timing");
-
-  row.us = time_calls(ours, sets, timing_of(o), stream, &row.calls_per_graph);
+  time_ours(&row, ours, sets, timing_of(o), stream);
   const double flops = 2.0 * double(l.real_rows) * double(n) * double(k);
   row.tflops = flops / row.us * 1e-6;
   row.gbs = double(touched) / row.us * 1e-3;
@@ -771,13 +761,7 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
   std::vector<float> d_ours(d0.size());
   cuda_check(cudaMemcpy(d_ours.data(), s[0].d.get(), d_ours.size() * 4, cudaMemcpyDeviceToHost), "copy");
 
-  const auto t0 = std::chrono::steady_clock::now();
-  constexpr int kHostCalls = 64;
-  for (int i = 0; i < kHostCalls; ++i) ours(i % sets, stream);
-  row.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
-  cuda_check(cudaStreamSynchronize(stream), "host timing");
-
-  row.us = time_calls(ours, sets, timing_of(o), stream, &row.calls_per_graph);
+  time_ours(&row, ours, sets, timing_of(o), stream);
   const double flops = 2.0 * double(m) * double(n) * double(k);
   const double bytes = double(m * k + n * k) + double((m + n) * kb) * 4 + 2.0 * 4 * double(rows * n);
   row.tflops = flops / row.us * 1e-6;
