@@ -30,7 +30,9 @@ def main(src, dst):
         ax.set_xticklabels(labels)
         ax.set_ylabel("TFLOPS")
         ax.set_title(f"M = {m}  (N x K)")
-        ax.legend(loc="upper left")
+        # Headroom above the tallest bar for the legend and the value labels.
+        ax.set_ylim(0, 1.3 * max([v for v in ours + theirs if v] or [1]))
+        ax.legend(loc="upper left", ncol=2)
         for i, v in enumerate(ours):
             ax.text(i - 0.2, v, f"{v:.0f}", ha="center", va="bottom", fontsize=7)
     fig.suptitle(f'{data["device"]}, {data["date"]}, fp8gemm {data["library_version"]}, '
