@@ -28,10 +28,8 @@ echo "== check"
 "$build/tools/fp8gemm" check 2>&1 | tee "$logs/check.txt" || status=1
 
 echo "== compute-sanitizer (memcheck, racecheck, synccheck on a small and a large shape)"
-# racecheck does not model the split-K kernels' exchange through distributed shared memory
-# (remote stores ordered by cluster-scope mbarrier release/acquire; docs/PERFORMANCE.md,
-# "Sanitizers"): it runs on the small shape's kernel without split-K, and synccheck checks the
-# split-K kernel's barriers.
+# The small shape's planned kernel is a split-K one (partial sums exchanged through
+# distributed shared memory); racecheck also runs on the same problem without split-K.
 if command -v compute-sanitizer >/dev/null; then
   while read -r tool shape; do
     [ -n "$tool" ] || continue
@@ -46,8 +44,10 @@ if command -v compute-sanitizer >/dev/null; then
 memcheck  -m 7 -n 576 -k 7168
 memcheck  -m 4096 -n 7168 -k 2048
 memcheck  -m 128 -n 4096 -k 7168 --config 64,128,8,8,0,1,2
+racecheck -m 7 -n 576 -k 7168
 racecheck -m 7 -n 576 -k 7168 --config 64,16,8,8,0,0,1
 racecheck -m 4096 -n 7168 -k 2048
+racecheck -m 128 -n 4096 -k 7168 --config 64,128,8,8,0,1,2
 synccheck -m 7 -n 576 -k 7168
 LIST
   rm -f "$logs/sanitizer.txt"

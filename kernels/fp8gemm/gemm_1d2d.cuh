@@ -208,7 +208,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       mbar_init(sfb_empty_bars + 8 * b, kMathThreads);
     }
     if constexpr (kSplitK == 2) {
-      mbar_init(red_full_bar, kMathWarpgroups * 4);  // one arrival per math warp of the partner
+      // This CTA's own arrival (with the bytes to expect); the partner's stores count the bytes.
+      mbar_init(red_full_bar, 1);
       mbar_init(red_free_bar, kMathWarpgroups * 4);
     }
     fence_barrier_init();
@@ -502,16 +503,20 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         // The partner has read the last tile's partials out of its buffer (its release at
         // cluster scope, acquired here at cluster scope, orders those reads before these
         // writes).
+        // This CTA's barrier expects the partner's partials of this tile (its previous phase
+        // completed before this thread read the last tile's; bytes that land before this
+        // arrival are counted all the same).
+        if (threadIdx.x == 0) mbar_arrive_expect_tx(red_full_bar, kRedBytes);
         mbar_wait_cluster_acquire(red_free_bar, (local & 1) ^ 1);
+        // Asynchronous remote stores, each counted on the partner's barrier: no fence.
         const u32 remote = map_shared_to_cta(smem_red, peer) + threadIdx.x * 4;
+        const u32 remote_full = map_shared_to_cta(red_full_bar, peer);
 #pragma unroll
         for (int w = 0; w < kWaves; ++w)
 #pragma unroll
           for (int e = 0; e < kHalfAccum; ++e)
-            st_shared_cluster_f32(remote + (w * kHalfAccum + e) * kMathThreads * 4,
-                                  peer_lo == 0 ? acc[w][e] : acc[w][kHalfAccum + e]);
-        __syncwarp();
-        if (lane == 0) mbar_arrive_cluster_release(red_full_bar, peer);
+            st_async_f32(remote + (w * kHalfAccum + e) * kMathThreads * 4,
+                         peer_lo == 0 ? acc[w][e] : acc[w][kHalfAccum + e], remote_full);
         mbar_wait_cluster_acquire(red_full_bar, local & 1);
         const u32 mine = smem_red + threadIdx.x * 4;
 #pragma unroll

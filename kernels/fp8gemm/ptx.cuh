@@ -275,8 +275,13 @@ __device__ __forceinline__ u32 map_shared_to_cta(u32 addr, u32 cta) {
   return r;
 }
 
-__device__ __forceinline__ void st_shared_cluster_f32(u32 addr, float v) {
-  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
+// Stores v at `addr` in another CTA's shared memory (a shared::cluster address) and counts
+// its 4 bytes on that CTA's barrier `remote_bar` (also a shared::cluster address), as a TMA
+// load does: whoever sees the barrier's phase complete sees the value.
+__device__ __forceinline__ void st_async_f32(u32 addr, float v, u32 remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(addr),
+               "r"(__float_as_uint(v)), "r"(remote_bar)
+               : "memory");
 }
 
 // The same on this CTA's own barrier.
