@@ -235,7 +235,6 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     m_block = sm * kPairM + (kPairM > 1 ? static_cast<int>(rank) : 0);
     n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
   };
-
   // Masked: the CTAs walk only the active tiles, group after group (group g has
   // ceil(masked_m[g] / kBlockM) x kSuperN of them, rasterized within the group), so that
   // the rows past masked_m cost nothing. Each role walks its own copy; the same global
@@ -500,13 +499,13 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       const int own_hi = kSplitK == 2 ? own_lo + kChunks / 2 : kChunks;
       if constexpr (kSplitK == 2) {
         const int peer_lo = static_cast<int>(peer) * (kChunks / 2);
-        // The partner has read the last tile's partials out of its buffer (its release at
-        // cluster scope, acquired here at cluster scope, orders those reads before these
-        // writes).
         // This CTA's barrier expects the partner's partials of this tile (its previous phase
         // completed before this thread read the last tile's; bytes that land before this
         // arrival are counted all the same).
         if (threadIdx.x == 0) mbar_arrive_expect_tx(red_full_bar, kRedBytes);
+        // The partner has read the last tile's partials out of its buffer (its release at
+        // cluster scope, acquired here at cluster scope, orders those reads before these
+        // writes).
         mbar_wait_cluster_acquire(red_free_bar, (local & 1) ^ 1);
         // Asynchronous remote stores, each counted on the partner's barrier: no fence.
         const u32 remote = map_shared_to_cta(smem_red, peer) + threadIdx.x * 4;
