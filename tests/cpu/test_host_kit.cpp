@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -69,6 +70,19 @@ TEST(HostKit, ReferenceMatchesNaiveSum) {
              double(e4m3_to_float(b.data[j * 288 + c])) * b.scales[(j / 128) * 3 + c / 128];
       EXPECT_NEAR(ref[i * 136 + j], s, 1e-9 * (1 + std::fabs(s)));
     }
+}
+
+// Every shape set shipped in shapes/ reads without error, has shapes, and nothing in it is skipped.
+TEST(HostKit, EveryShippedShapeSetReads) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(FP8GEMM_SHAPES_DIR)) {
+    if (entry.path().extension() != ".json") continue;
+    const ShapeFile f = read_shape_file(entry.path().string());
+    EXPECT_TRUE(f.skipped.empty()) << entry.path();
+    EXPECT_GT(f.dense.size() + f.wgrad.size() + f.grouped.size() + f.k_grouped.size(), 0u) << entry.path();
+    ++files;
+  }
+  EXPECT_GE(files, 6);
 }
 
 TEST(HostKit, ShapeFileFormats) {
