@@ -586,7 +586,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         // each slab waits for the one before.
         if (m_block < m_blocks && n_block < kNBlocks) {
           const bool leader = threadIdx.x % 128 == 0;
-          const u32 swizzle = static_cast<u32>(lane / 4);  // row % 8 of both of this thread's rows
+          const int warp_row0 = threadIdx.x / 32 % 4 * 16;  // the warp's 16 rows of the wave
           const u32 wg_buffers = smem_d + static_cast<u32>(warpgroup) * (kDBuffers * kSlabBytes);
           int q = 0;  // slabs of this tile written so far by this warpgroup
 #pragma unroll
@@ -603,12 +603,18 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
                 if (leader) bulk_wait_group_read0();
                 named_barrier_sync(1 + warpgroup, 128);
               }
+              // Two 16-byte chunks (16 columns) of the warp's 16 rows per stmatrix: matrices
+              // (rows 0-7, chunk c), (rows 8-15, c), (rows 0-7, c + 1), (rows 8-15, c + 1);
+              // lane l addresses row l % 8 of matrix l / 8, chunk k of row r sitting at k ^ (r % 8).
 #pragma unroll
-              for (int c = 0; c < 8; ++c) {
+              for (int c = 0; c < 8; c += 2) {
                 const int i = 8 * j + c;
-                const u32 chunk = ((static_cast<u32>(c) ^ swizzle) << 4) + 4 * static_cast<u32>(lane % 4);
-                st_shared_u32(buf + wave_row * 128 + chunk, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
-                st_shared_u32(buf + (wave_row + 8) * 128 + chunk, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
+                const u32 row = static_cast<u32>(warp_row0 + (lane / 8 % 2) * 8 + lane % 8);
+                const u32 chunk = static_cast<u32>(c + lane / 16) ^ static_cast<u32>(lane % 8);
+                stmatrix_x4(buf + row * 128 + (chunk << 4), pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]),
+                            pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]),
+                            pack_bf16x2(acc[w][4 * i + 4], acc[w][4 * i + 5]),
+                            pack_bf16x2(acc[w][4 * i + 6], acc[w][4 * i + 7]));
               }
               ++q;
               if (kDBuffers == 1) {
