@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/fp8_host.hpp"
+#include "fp8gemm/fp8gemm.hpp"
 
 namespace fp8gemm::gputest {
 
@@ -89,5 +90,20 @@ DeviceComparison compare(const GuardedOutput& out, const double* ref);
 
 // True if every element of the buffer still holds the poison pattern; synchronizes.
 bool all_poisoned(const GuardedOutput& out);
+
+// A call that must be rejected: it throws InvalidArgument and, once the device is
+// synchronized, `untouched()` still holds (the call wrote nothing).
+template <typename Call, typename Untouched>
+void expect_rejected(const char* what, Call&& call, Untouched&& untouched) {
+  SCOPED_TRACE(what);
+  try {
+    call();
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+  }
+  check(cudaDeviceSynchronize(), "after a rejected call");
+  EXPECT_TRUE(untouched()) << "a rejected call wrote D";
+}
 
 }  // namespace fp8gemm::gputest
