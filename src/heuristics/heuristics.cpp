@@ -76,8 +76,9 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device,
                           : c.tma_store == 2 ? kTileCyclesTmaStore + kSlabWaitCycles * slabs_per_warpgroup
                                              : kTileCyclesDirectPer128x128 * c.block_m * c.block_n / (128.0 * 128.0);
   const double k_blocks = c.split_k == 2 ? (l.k_blocks + 1) / 2 : l.k_blocks;
-  const double tile = k_blocks * std::max({k_block, intake, l2}) * (1.0 + latency_penalty) + epilogue +
-                      (c.split_k == 2 ? kSplitExchangeCycles : 0.0);
+  const double k_block_cycles = std::max({k_block, intake, l2}) * (1.0 + latency_penalty);
+  const double tile_end = epilogue + (c.split_k == 2 ? kSplitExchangeCycles : 0.0);
+  const double tile = k_blocks * k_block_cycles + tile_end;
   const double compute_us = (static_cast<double>(waves) * tile + kLaunchCycles) / (kClockGHz * 1e3);
 
   // Every input is read from HBM at least once and D written once (masked: every expert's B).
@@ -97,8 +98,15 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device,
   // it, so tiles that leave SMs idle (in the only or the last wave) stream more slowly.
   // Measured: masked 6 x 20 rows, N = 6144: 384 tiles 67 us, 192 tiles 75 us; decode
   // 7168x16384 at M = 1: 112 CTAs (64-column tiles) 33.3 us, 100 (144-column, split-K) 37.7 us.
+  // Bandwidth-bound, the stream is bracketed by what does not overlap it: the first K block
+  // arriving at this SM's share of HBM bandwidth (wide tiles wait longer for it), and the
+  // last K block's math and the tile's end. Measured at M = 1, 24576x1536: 192-column tiles
+  // (one wave) 12.5 us, 64-column ones (three waves) 11.5, at the same bytes.
+  const double fill_cycles = l2_bytes_per_k_block(c, group_m) /
+                             (kHbmBytesPerSecond / (kClockGHz * 1e9) / static_cast<double>(active));
   const double memory_us = bytes / kHbmBytesPerSecond * 1e6 * static_cast<double>(waves * slots) /
-                           static_cast<double>(super_tiles);
+                               static_cast<double>(super_tiles) +
+                           (fill_cycles + k_block_cycles + tile_end) / (kClockGHz * 1e3);
   return std::max(compute_us, memory_us);
 }
 
