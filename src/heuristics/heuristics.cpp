@@ -23,8 +23,10 @@ constexpr double kLaunchCycles = 3000;       // launch, pipeline fill, last tile
 constexpr double kKBlockGapOneBuffer = 270, kKBlockGapTwoBuffers = 200;
 constexpr double kKBlockOneWarpgroup = 300, kKBlockOneWarpgroupPerColumn = 1.0;
 // Per tile: pipeline turn-around and the epilogue. Direct stores from the math threads
-// are slow (measured ~4400 cycles for a 128x112 tile); TMA stores mostly overlap.
+// are slow (measured ~4400 cycles for a 128x112 tile) and cost by the rows that exist (a
+// decode tile stores one row), plus a fixed latency; TMA stores mostly overlap.
 constexpr double kTileCyclesTmaStore = 1300, kTileCyclesDirectPer128x128 = 4500;
+constexpr double kTileCyclesDirectFixed = 150;
 constexpr double kSlabWaitCycles = 500;  // one slab buffer: each slab waits for the last
 constexpr double kSplitExchangeCycles = 3000;  // split-K: partial sums through DSMEM, measured
 constexpr int kMaxStages = 8;
@@ -74,7 +76,8 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device,
   const double epilogue = wgrad                ? 2 * kTileCyclesTmaStore
                           : c.tma_store == 1   ? kTileCyclesTmaStore
                           : c.tma_store == 2 ? kTileCyclesTmaStore + kSlabWaitCycles * slabs_per_warpgroup
-                                             : kTileCyclesDirectPer128x128 * c.block_m * c.block_n / (128.0 * 128.0);
+                                             : kTileCyclesDirectFixed +
+                                                   kTileCyclesDirectPer128x128 * rows_a * c.block_n / (128.0 * 128.0);
   const double k_blocks = c.split_k == 2 ? (l.k_blocks + 1) / 2 : l.k_blocks;
   const double k_block_cycles = std::max({k_block, intake, l2}) * (1.0 + latency_penalty);
   const double tile_end = epilogue + (c.split_k == 2 ? kSplitExchangeCycles : 0.0);
