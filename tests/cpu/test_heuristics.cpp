@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <tuple>
 
@@ -102,6 +107,54 @@ TEST(Heuristics, TwoMBlocksFetchBTwice) {
   // Grouped: each expert's B once, however many M blocks its rows span.
   const KernelSpec masked{KernelKind::GroupedMasked, 4096, 7168, KernelConfig{64, 128, 8, 8, 0, 1, 1}};
   EXPECT_LT(predict_us(masked, 2 * 128, h200, 2), 2.0 * 2 * b_us);
+}
+
+// The model's picks against a recorded sweep of the 21 dense decode problems on an H200 (every
+// candidate the tuner timed, tests/data/decode-sweep-h200.txt). Per problem the regret is the
+// measured time of the first-ranked kernel that was timed over the best one timed, both with
+// the planner's rasterization (group 8). Guards the decode ranking against model changes that
+// look right on paper; a change that moves these numbers should come with a new sweep.
+TEST(Heuristics, DecodePicksOnTheRecordedSweep) {
+  const std::string path = std::string(FP8GEMM_TEST_DATA_DIR) + "/decode-sweep-h200.txt";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::map<std::string, double>> timed;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    int64_t m = 0, n = 0, k = 0;
+    std::string kernel;
+    double us = 0;
+    ASSERT_TRUE(fields >> m >> n >> k >> kernel >> us) << line;
+    timed[{m, n, k}][kernel] = us;
+  }
+  ASSERT_EQ(timed.size(), 21u);
+  auto planner_raster = [](const std::string& s) {
+    return s.find("_g8_") != std::string::npos || s.size() >= 3 && s.compare(s.size() - 3, 3, "_g8") == 0;
+  };
+  const DeviceTraits h200;
+  double sum = 0, worst = 0;
+  for (const auto& [problem, kernels] : timed) {
+    const auto [m, n, k] = problem;
+    SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k);
+    double best = 1e30;
+    for (const auto& [kernel, us] : kernels)
+      if (planner_raster(kernel)) best = std::min(best, us);
+    double picked = 0;
+    for (const RankedConfig& r : rank_configs(KernelKind::Gemm1D2D, m, n, k, h200)) {
+      const auto it = kernels.find(r.spec.slug());
+      if (it == kernels.end()) continue;
+      picked = it->second;
+      break;
+    }
+    ASSERT_GT(picked, 0.0) << "no ranked kernel was timed";
+    const double regret = std::log(picked / best);
+    EXPECT_LE(regret, 0.08) << "picked " << picked << " us, best " << best;
+    sum += regret;
+    worst = std::max(worst, regret);
+  }
+  const double mean = sum / static_cast<double>(timed.size());
+  EXPECT_LE(mean, 0.02) << "mean regret " << mean << ", worst " << worst;
 }
 
 // What the tuner times: the heuristic's first choice first, then distinct legal specs of
