@@ -121,6 +121,8 @@ DeviceOperand upload(host::Fp8Operand op) {
   d.scales = DeviceBuffer(op.scales.size() * sizeof(float));
   check(cudaMemcpy(d.data.get(), op.data.data(), op.data.size(), cudaMemcpyHostToDevice), "upload data");
   check(cudaMemcpy(d.scales.get(), op.scales.data(), op.scales.size() * 4, cudaMemcpyHostToDevice), "upload scales");
+  // Pageable copies may return before they land; streams created non-blocking would not wait.
+  check(cudaDeviceSynchronize(), "upload");
   d.host = std::move(op);
   d.host.data.clear();  // the device copy is what counts; keep shapes and scales
   d.host.data.shrink_to_fit();
