@@ -113,7 +113,8 @@ TEST(Heuristics, TwoMBlocksFetchBTwice) {
 // candidate the tuner timed, tests/data/decode-sweep-h200.txt). Per problem the regret is the
 // measured time of the first-ranked kernel that was timed over the best one timed, both with
 // the planner's rasterization (group 8). Guards the decode ranking against model changes that
-// look right on paper; a change that moves these numbers should come with a new sweep.
+// look right on paper; a change that moves these numbers should come with a new sweep
+// (tools/decode_sweep.py turns the log of `fp8gemm -v tune` into that file).
 TEST(Heuristics, DecodePicksOnTheRecordedSweep) {
   const std::string path = std::string(FP8GEMM_TEST_DATA_DIR) + "/decode-sweep-h200.txt";
   std::ifstream in(path);
