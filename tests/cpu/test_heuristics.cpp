@@ -131,7 +131,7 @@ TEST(Heuristics, DecodePicksOnTheRecordedSweep) {
   }
   ASSERT_EQ(timed.size(), 21u);
   auto planner_raster = [](const std::string& s) {
-    return s.find("_g8_") != std::string::npos || s.size() >= 3 && s.compare(s.size() - 3, 3, "_g8") == 0;
+    return s.find("_g8_") != std::string::npos || (s.size() >= 3 && s.compare(s.size() - 3, 3, "_g8") == 0);
   };
   const DeviceTraits h200;
   double sum = 0, worst = 0;

@@ -125,6 +125,9 @@ void init_d(const Problem& p, CMode mode) {
   std::vector<float> init(p.d.bytes() / 4, NAN);
   if (mode == CMode::InPlace) std::copy(p.c_host.begin(), p.c_host.end(), init.begin() + p.guard_rows * p.ld);
   check(cudaMemcpy(p.d.get(), init.data(), init.size() * 4, cudaMemcpyHostToDevice), "init D");
+  // A pageable copy may return before it lands, and a non-blocking stream would not wait for
+  // it (nor for an earlier upload of group_k): everything uploaded so far is on the device.
+  check(cudaDeviceSynchronize(), "init D");
 }
 
 struct Result {
@@ -239,7 +242,6 @@ TEST_F(GpuKGrouped, CudaGraphFollowsTheCountsOnTheDevice) {
   const Fp32Matrix dm = p.d_matrix();
   // Compile outside the capture (the first call may compile and load a module).
   init_d(p, CMode::None);
-  check(cudaDeviceSynchronize(), "D uploaded");
   gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, nullptr,
                               p.group_k.get<int32_t>(), p.groups, stream);
   check(cudaStreamSynchronize(stream), "warm-up");
@@ -257,11 +259,7 @@ TEST_F(GpuKGrouped, CudaGraphFollowsTheCountsOnTheDevice) {
         std::vector<int32_t>{128, 128, 128, 896}}) {
     SCOPED_TRACE(testing::Message() << counts[0] << "," << counts[1] << "," << counts[2] << "," << counts[3]);
     check(cudaMemcpy(p.group_k.get(), counts.data(), counts.size() * 4, cudaMemcpyHostToDevice), "new counts");
-    init_d(p, CMode::None);
-    // A pageable copy may return before it has landed, and the non-blocking stream does not
-    // wait for it: without this the replay could read the old counts or be overwritten by D's
-    // poison (seen once on the H200: non-finite values in D).
-    check(cudaDeviceSynchronize(), "counts and D uploaded");
+    init_d(p, CMode::None);  // also waits for the counts' upload
     check(cudaGraphLaunch(exec, stream), "replay");
     check(cudaStreamSynchronize(stream), "replay done");
     // The reference reads the same buffers with these counts' layout: columns a group does
