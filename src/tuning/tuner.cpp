@@ -95,6 +95,9 @@ class TuneOperands {
       o->sfa.upload(host_sfa.data(), l.sfa_bytes);
       o->sfb.upload(host_sfb.data(), l.sfb_bytes);
     }
+    // Copies from pageable memory may still be in flight when cuMemcpyHtoD returns, and the
+    // timing stream does not wait for the legacy stream: wait for them here.
+    check_cu(driver().cuCtxSynchronize(), "cuCtxSynchronize (tuning buffers)");
   }
 
   // The arguments of the i-th call: the sets in turn.
