@@ -127,6 +127,26 @@ FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
                              const Fp8Matrix& b, const ScaleMatrix& b_scales,
                              const Bf16Matrix& d, Stream stream = nullptr);
 
+// Per-call options of gemm_fp8_nt.
+struct GemmOptions {
+  // B and b_scales stay constant while the call may run: no work enqueued earlier on the
+  // stream that may still be running writes them (model weights during inference, where
+  // the kernel before the GEMM writes only its activations). GEMM kernels are launched
+  // with programmatic dependent launch, so they start while the previous kernel finishes;
+  // with this promise a small-M call (M <= 128) may start loading B at once instead of
+  // after that kernel has finished, which shortens decode-size calls by up to 10 % (see
+  // docs/PERFORMANCE.md). A is still read only after the previous kernel has finished.
+  // If the promise is broken, D may be computed from stale B. Results are the same bits
+  // as without the option. Such calls run a variant of the kernel ("_cb"), compiled on
+  // first use or by prewarm() with PrewarmOptions::b_constant.
+  bool b_constant = false;
+};
+
+// gemm_fp8_nt with options (same rules and errors as above).
+FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
+                             const Fp8Matrix& b, const ScaleMatrix& b_scales,
+                             const Bf16Matrix& d, const GemmOptions& options, Stream stream = nullptr);
+
 // An fp32 matrix, row-major: element (r, c) is data[r * ld + c]. ld >= cols, ld % 4 == 0
 // (16-byte rows), data 16-byte aligned.
 struct Fp32Matrix {
@@ -352,6 +372,9 @@ struct PrewarmOptions {
   int num_sms = 0;
   // Called after each kernel, from the worker thread that finished it (serialized).
   std::function<void(const PrewarmProgress&)> on_progress;
+  // Also build the kernels gemm_fp8_nt runs with GemmOptions::b_constant (dense shapes
+  // with M <= 128 whose kernel has such a variant).
+  bool b_constant = false;
 };
 
 struct PrewarmReport {
@@ -382,6 +405,8 @@ FP8GEMM_API PrewarmReport prewarm(const std::vector<GemmShape>& shapes,
 // without a GPU; its tuning database's winner when it has one), as a readable name: "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" =
 // N, K, block_m, block_n, pipeline stages, rasterization group.
 FP8GEMM_API std::string kernel_name(const GemmShape& shape);
+// The same for a Forward shape called with `options` (GemmOptions::b_constant may pick the "_cb" variant).
+FP8GEMM_API std::string kernel_name(const GemmShape& shape, const GemmOptions& options);
 
 struct DeviceInfo {
   int ordinal = 0;

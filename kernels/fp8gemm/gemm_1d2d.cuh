@@ -122,8 +122,9 @@ __device__ __forceinline__ TileRows tile_rows(int m_block, int m, const int* gro
 // depend on their order: results are deterministic.
 // kGrouping: see TileRows (0 dense, 1 m-grouped contiguous, 2 m-grouped masked); B is then
 // the experts' matrices stacked [groups * kN, kK] and sfb their block scales stacked by rows.
+// kEarlyB (dense only): stages of B loaded before the dependency wait (see below); 0 none.
 template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kMulticast, int kSplitK,
-          int kTmaStore, int kGrouping, int kProducerRegs, int kMathRegs>
+          int kTmaStore, int kGrouping, int kProducerRegs, int kMathRegs, int kEarlyB>
 __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) + 1) * 128, 1)
     gemm_1d2d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
                      const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_d,
@@ -164,6 +165,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
   static_assert(kMulticast >= 0 && kMulticast <= 2, "multicast mode");
   static_assert(kGrouping == 0 || (kMulticast == 0 && kSplitK == 1 && kBlockM <= 128), "grouped: plain 64/128-row tiles");
   static_assert(kSplitK == 1 || (kSplitK == 2 && kMulticast == 0 && kKBlocks >= 2), "split-K over a pair");
+  static_assert(kEarlyB == 0 || (kGrouping == 0 && kEarlyB <= kStages), "early B: dense, at most kStages");
   static_assert(kSplitK == 1 || kTmaStore == 0 || kBlockN % 128 == 0, "each CTA stores whole 64-column slabs");
   // K blocks of this CTA: all, or one half with split-K.
   constexpr int kKPerSplit = (kKBlocks + kSplitK - 1) / kSplitK;
@@ -192,6 +194,15 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
 
   const int lane = threadIdx.x % 32;
   const u32 rank = kCluster > 1 ? cluster_cta_rank() : 0;
+  // Loads K block kb of B's rows from b_row0 into a stage (with B multicast, this CTA's
+  // half into both CTAs of the pair).
+  auto load_b_stage = [&](u32 full, u32 b_dst, int kb, int b_row0) {
+    if constexpr (kMulticast == 2)
+      tma_load_2d_multicast(b_dst + rank * (kBBytes / 2), &tmap_b, full, kb * 128,
+                            b_row0 + static_cast<int>(rank) * (kBlockN / 2), 0x3);
+    else
+      tma_load_2d(b_dst, &tmap_b, full, kb * 128, b_row0);
+  };
   if (threadIdx.x == kMathThreads) {
     prefetch_tensor_map(&tmap_a);
     prefetch_tensor_map(&tmap_b);
@@ -220,7 +231,34 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     cluster_sync();
   else
     __syncthreads();
-  // First global access (operands, scales, group data, D) below this line.
+  // Early B (kEarlyB > 0, chosen only when the caller promised that nothing still running
+  // writes B or its scales): the producer loads B of its first tile's first kEarlyB stages
+  // before waiting for the previous kernel, so that they stream in during its tail. A, the
+  // scales and D are touched only after the wait.
+  int early_stages = 0;
+  if constexpr (kEarlyB > 0) {
+    const int first_m_blocks = (m + kBlockM - 1) / kBlockM;
+    const int first_super_m = (first_m_blocks + kPairM - 1) / kPairM;
+    const int first = kCluster > 1 ? static_cast<int>(cluster_id()) : static_cast<int>(blockIdx.x);
+    const int first_kb = kSplitK == 2 ? static_cast<int>(rank) * kKPerSplit : 0;
+    const int end_kb = kSplitK == 2 ? imin(kKBlocks, first_kb + kKPerSplit) : kKBlocks;
+    if (first < first_super_m * kSuperN) {
+      early_stages = imin(kEarlyB, end_kb - first_kb);
+      if (threadIdx.x == kMathThreads) {
+        int sm, sn;
+        super_tile_coords<kSuperN, kGroupN>(first, first_super_m, sm, sn);
+        const int n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
+        for (int s = 0; s < early_stages; ++s) {
+          // The stage's whole byte count: A and its scales follow after the wait.
+          const u32 full = full_bars + 8 * s;
+          mbar_arrive_expect_tx(full, stage_tx_bytes);
+          load_b_stage(full, smem_b + s * kBBytes, first_kb + s, n_block * kBlockN);
+        }
+      }
+    }
+  }
+  // First global access (operands, scales, group data, D) below this line (B excepted
+  // with kEarlyB).
   grid_dependency_wait();
 
   const int m_blocks = grouped_m_blocks<kGrouping, kBlockM>(m, groups, group_rows);
@@ -282,6 +320,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       // this CTA loads its half of the shared operand into both CTAs.
       StageCursor<kStages> cursor;
       MaskedWalk walk = walk_start();
+      int early_left = early_stages;  // stages of the first tile whose B is already loading
       for (int st = first_super;; st += super_step) {
         int m_block, n_block;
         TileRows tr;
@@ -291,22 +330,19 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         for (int kb = kb_begin; kb < kb_end; ++kb) {
           mbar_wait(empty_bars + 8 * cursor.stage, cursor.phase ^ 1);
           const u32 full = full_bars + 8 * cursor.stage;
+          const bool b_loading = kEarlyB > 0 && early_left > 0;
+          if constexpr (kEarlyB > 0) early_left -= b_loading ? 1 : 0;
           // What the stage's loads deliver: less than a full A tile when M is smaller
           // than the tile (only the rows that exist are loaded; the rest of the stage
           // holds stale data, which only reaches accumulator rows that are never stored).
-          mbar_arrive_expect_tx(full, stage_tx_bytes);
+          if (!b_loading) mbar_arrive_expect_tx(full, stage_tx_bytes);
           const u32 a_dst = smem_a + cursor.stage * kABytes;
-          const u32 b_dst = smem_b + cursor.stage * kBBytes;
           if constexpr (kMulticast == 1)
             tma_load_2d_multicast(a_dst + rank * (kABytes / 2), &tmap_a, full, kb * 128,
                                   m_block * kBlockM + static_cast<int>(rank) * (kBlockM / 2), 0x3);
           else
             tma_load_2d(a_dst, &tmap_a, full, kb * 128, tr.row0);
-          if constexpr (kMulticast == 2)
-            tma_load_2d_multicast(b_dst + rank * (kBBytes / 2), &tmap_b, full, kb * 128,
-                                  n_block * kBlockN + static_cast<int>(rank) * (kBlockN / 2), 0x3);
-          else
-            tma_load_2d(b_dst, &tmap_b, full, kb * 128, b_row0);
+          if (!b_loading) load_b_stage(full, smem_b + cursor.stage * kBBytes, kb, b_row0);
           tma_load_2d(smem_sfa + cursor.stage * kSfaBytes, &tmap_sfa, full, tr.row0, kb);
           cursor.advance();
         }

@@ -22,6 +22,11 @@ void launch(const LaunchPlan& plan, const Fp8Matrix& a, const ScaleMatrix& a_sca
 
 void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                  const ScaleMatrix& b_scales, const Bf16Matrix& d, Stream stream) {
+  gemm_fp8_nt(a, a_scales, b, b_scales, d, GemmOptions{}, stream);
+}
+
+void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                 const ScaleMatrix& b_scales, const Bf16Matrix& d, const GemmOptions& options, Stream stream) {
   if (!validate_gemm_fp8_nt(a, a_scales, b, b_scales, d)) return;
   counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);
 
@@ -29,8 +34,17 @@ void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matri
   DeviceRuntime& runtime = Library::instance().runtime(call.context());
   const DeviceProps& device = runtime.props();
   validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
-  launch(plan_for_call(runtime, TuneProblem{KernelKind::Gemm1D2D, a.rows, b.rows, a.cols}), a, a_scales, b, b_scales,
-         d, stream);
+  const LaunchPlan& plan = plan_for_call(runtime, TuneProblem{KernelKind::Gemm1D2D, a.rows, b.rows, a.cols});
+  if (options.b_constant) {
+    // The same config loading B early, where that pays (one more hash lookup).
+    const KernelSpec early = constant_b_spec(plan.spec, a.rows);
+    if (!(early == plan.spec)) {
+      launch(runtime.plan(a.rows, early, Library::instance().store(), !current_cache_only()), a, a_scales, b, b_scales,
+             d, stream);
+      return;
+    }
+  }
+  launch(plan, a, a_scales, b, b_scales, d, stream);
 }
 
 void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,

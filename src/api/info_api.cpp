@@ -48,20 +48,31 @@ RuntimeInfo runtime_info() {
   return info;
 }
 
-std::string kernel_name(const GemmShape& shape) {
+namespace {
+
+// The spec kernel_name names: device 0's tuning database's winner, else the heuristic's choice.
+KernelSpec planned_spec(const GemmShape& shape) {
   kernel_kind_of(shape.kind, "kernel_name");
   const int n_multiple = n_multiple_of(shape.kind);
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n % n_multiple != 0 || shape.k % 16 != 0)
     fail(ErrorCode::InvalidArgument, "kernel_name: shape needs M, N, K > 0, N % {} == 0, K % 16 == 0", n_multiple);
   if (shape.groups < 1) fail(ErrorCode::InvalidArgument, "kernel_name: groups = {} must be >= 1", shape.groups);
-  // Device 0's tuning database's winner, else the heuristic's choice.
   const TuneProblem p = planned_problem(shape, "kernel_name");
   const std::optional<KernelSpec> tuned = device0_tuned(p);
   PlanOptions options;
   options.may_compile = !current_cache_only();
   if (tuned) options.tuned = &*tuned;
   options.groups = problem_groups(p.kind, p.groups);
-  return plan_kernel(p.kind, p.m, p.n, p.k, planning_traits(0), Library::instance().store(), options).spec.slug();
+  return plan_kernel(p.kind, p.m, p.n, p.k, planning_traits(0), Library::instance().store(), options).spec;
+}
+
+}  // namespace
+
+std::string kernel_name(const GemmShape& shape) { return planned_spec(shape).slug(); }
+
+std::string kernel_name(const GemmShape& shape, const GemmOptions& options) {
+  const KernelSpec spec = planned_spec(shape);
+  return (options.b_constant && shape.kind == GemmKind::Forward ? constant_b_spec(spec, shape.m) : spec).slug();
 }
 
 Stats stats() {

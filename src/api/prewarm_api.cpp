@@ -72,6 +72,14 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
         if (tuned) plan_options.tuned = &*tuned;
         plan_options.groups = problem_groups(p.kind, p.groups);
         planned = plan_kernel(p.kind, p.m, p.n, p.k, traits, store, plan_options);
+        if (options.b_constant && p.kind == KernelKind::Gemm1D2D) {
+          const KernelSpec early = constant_b_spec(planned.spec, p.m);
+          if (!(early == planned.spec)) {
+            KernelSource source = KernelSource::Memory;
+            store.get(early, &source);
+            extra.emplace_back(early, source);
+          }
+        }
         for (const TuningDb& db : tunable(p.kind) ? databases : std::vector<TuningDb>{})
           if (const TunedEntry* e = db.find(p.kind, p.m, p.n, p.k, p.groups)) {
             const KernelSpec& s = e->spec;

@@ -60,9 +60,10 @@ GeneratedKernel generate_kernel(const KernelSpec& spec) {
                                     layout.math_registers);
   else
     g.name_expression =
-        fmt::format("fp8gemm_dev::gemm_1d2d_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>", spec.n, spec.k,
-                    c.block_m, c.block_n, c.stages, c.group_n, c.multicast, c.split_k, c.tma_store,
-                    grouping(spec.kind), layout.producer_registers, layout.math_registers);
+        fmt::format("fp8gemm_dev::gemm_1d2d_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>", spec.n,
+                    spec.k, c.block_m, c.block_n, c.stages, c.group_n, c.multicast, c.split_k, c.tma_store,
+                    grouping(spec.kind), layout.producer_registers, layout.math_registers,
+                    spec.option == 1 ? kConstantBStages : 0);
   g.source = fmt::format(
       "// fp8gemm generated kernel {slug}\n"
       "#include \"fp8gemm/{header}\"\n"

@@ -39,10 +39,11 @@ std::string KernelSpec::slug() const {
   if (!is_gemm(kind)) return fmt::format("{}{}", kind_name(kind), option == 1 ? "_pow2" : "");
   // k-grouped: K is a run-time value (no "_k" part).
   const std::string k_part = kind == KernelKind::KGrouped ? "" : fmt::format("_k{}", k);
-  return fmt::format("{}_n{}{}_bm{}_bn{}_s{}_g{}{}{}{}", kind_name(kind), n, k_part, config.block_m, config.block_n,
+  return fmt::format("{}_n{}{}_bm{}_bn{}_s{}_g{}{}{}{}{}", kind_name(kind), n, k_part, config.block_m, config.block_n,
                      config.stages, config.group_n,
                      config.multicast == 1 ? "_mcA" : config.multicast == 2 ? "_mcB" : "",
-                     config.tma_store == 1 ? "_ts" : config.tma_store == 2 ? "_ts1" : "", config.split_k == 2 ? "_sk2" : "");
+                     config.tma_store == 1 ? "_ts" : config.tma_store == 2 ? "_ts1" : "", config.split_k == 2 ? "_sk2" : "",
+                     option == 1 ? "_cb" : "");
 }
 
 size_t KernelSpecHash::operator()(const KernelSpec& s) const {
@@ -106,6 +107,20 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   return l;
 }
 
+KernelSpec constant_b_spec(const KernelSpec& spec, int64_t m) {
+  // Measured on the H200 (docs/PERFORMANCE.md, log entry 24): early B loads lost 3-8 % in
+  // kernels small enough to share an SM with another CTA (two fit in its 228 KB), and 4 %
+  // where the rows span two M blocks (two CTAs then fetch each B tile at the same moment);
+  // at large M each CTA has many tiles and only its first one's B could come early.
+  constexpr int kHalfSmPerCta = 228 * 1024 / 2 - 1024;
+  if (spec.kind != KernelKind::Gemm1D2D || spec.option != 0 || m > 128 || m > spec.config.block_m ||
+      kernel_layout(spec).smem_bytes <= kHalfSmPerCta)
+    return spec;
+  KernelSpec s = spec;
+  s.option = 1;
+  return s;
+}
+
 std::string spec_illegal_reason(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   if (!is_gemm(spec.kind)) {
@@ -116,7 +131,8 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
       return fmt::format("{} kernels take no option", kind_name(spec.kind));
     return "";
   }
-  if (spec.option != 0) return "GEMM kernels take no option";
+  if (spec.option != 0 && !(spec.option == 1 && spec.kind == KernelKind::Gemm1D2D))
+    return fmt::format("option={}: only dense 1D2D GEMM kernels take an option (1: constant B)", spec.option);
   if (grouping(spec.kind) != 0) {
     // A tile never mixes experts: 128-row segments (contiguous), and per-expert row
     // ranges that a pair of CTAs or a 256-row tile would straddle.
@@ -187,6 +203,7 @@ std::string spec_to_json(const KernelSpec& spec) {
                       {"multicast", spec.config.multicast},
                       {"tma_store", spec.config.tma_store},
                       {"split_k", spec.config.split_k}};
+  if (spec.option != 0) j["option"] = spec.option;
   return j.dump();
 }
 
@@ -217,6 +234,7 @@ KernelSpec spec_from_json(const std::string& text) {
     s.config.multicast = j.value("multicast", 0);
     s.config.tma_store = j.value("tma_store", 0);
     s.config.split_k = j.value("split_k", 1);
+    s.option = j.value("option", 0);
     return s;
   } catch (const nlohmann::json::exception& e) {
     fail(ErrorCode::InvalidArgument, "malformed kernel spec JSON: {}", e.what());

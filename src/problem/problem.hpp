@@ -65,13 +65,16 @@ struct KernelSpec {
   int64_t n = 0;  // GEMMs: N and K baked in; quantization kernels: 0 (sizes at run time)
   int64_t k = 0;
   KernelConfig config;  // GEMMs only
-  int option = 0;       // quantization: 1 = power-of-two scales
+  // Quantization: 1 = power-of-two scales. Dense 1D2D GEMM: 1 = "constant B" (B of the
+  // first stages loaded before the dependency wait; see constant_b_spec).
+  int option = 0;
 
   bool operator==(const KernelSpec& o) const {
     return kind == o.kind && n == o.n && k == o.k && config == o.config && option == o.option;
   }
   // Readable, file-name safe: e.g. "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" (plus
-  // "_mcA"/"_mcB" with multicast, "_ts" with the TMA-store epilogue, "_sk2" split-K).
+  // "_mcA"/"_mcB" with multicast, "_ts" with the TMA-store epilogue, "_sk2" split-K,
+  // "_cb" constant B).
   std::string slug() const;
 };
 
@@ -110,6 +113,15 @@ constexpr int kMaxSmemBytes = 232448;
 // M + block size (and M + rasterization group) must still fit.
 constexpr int64_t kMaxDimension = (int64_t(1) << 31) - 1024;
 constexpr int kSmemAlignSlack = 1024;
+
+// Stages of B a constant-B kernel (Gemm1D2D, option 1) loads before it waits for the
+// previous kernel in the stream.
+constexpr int kConstantBStages = 2;
+
+// The kernel gemm_fp8_nt runs for M rows with GemmOptions::b_constant instead of `spec`:
+// the same config with option 1 where that was measured to pay (dense, M <= 128 in one M
+// block, kernels that hold an SM alone), else `spec` itself.
+KernelSpec constant_b_spec(const KernelSpec& spec, int64_t m);
 
 // Why a spec cannot be compiled/launched, or "" if it can.
 std::string spec_illegal_reason(const KernelSpec& spec);

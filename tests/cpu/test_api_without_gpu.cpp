@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "driver/driver_api.hpp"
@@ -198,4 +199,22 @@ TEST(ApiWithoutGpu, PrewarmCompilesWithoutAGpu) {
   EXPECT_EQ(again.compiled, 0u);
   EXPECT_THROW(prewarm({{1, 250, 512}}, options), Error);  // N % 8
   EXPECT_THROW(prewarm({{-1, 256, 512}}, options), Error);
+}
+
+// GemmOptions::b_constant at decode sizes runs the "_cb" variant of the planned kernel, which
+// prewarm builds on request; large M and the other kinds keep their kernel.
+TEST(ApiWithoutGpu, ConstantBVariantIsNamedAndPrewarmed) {
+  const GemmShape decode{1, 32768, 512}, large{4096, 32768, 512};
+  const std::string plain = kernel_name(decode);
+  EXPECT_EQ(kernel_name(decode, GemmOptions{}), plain);
+  EXPECT_EQ(kernel_name(decode, GemmOptions{true}), plain + "_cb");
+  EXPECT_EQ(kernel_name(large, GemmOptions{true}), kernel_name(large));
+  const GemmShape wgrad{64, 4096, 512, GemmKind::WeightGradient};
+  EXPECT_EQ(kernel_name(wgrad, GemmOptions{true}), kernel_name(wgrad));
+  PrewarmOptions options;
+  options.num_sms = 132;
+  options.b_constant = true;
+  const PrewarmReport r = prewarm({decode, large}, options);
+  EXPECT_EQ(r.kernels, 3u);  // the two planned kernels and one variant
+  EXPECT_NE(std::find(r.kernel_names.begin(), r.kernel_names.end(), plain + "_cb"), r.kernel_names.end());
 }

@@ -150,6 +150,20 @@ TEST(Cli, ArgumentErrors) {
                 " --config " + bad);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
   }
+  // --b-constant is for the dense GEMM with the library's choice of kernel.
+  const std::string dense = write_shapes(dir.path(), R"({"dense": {"mnk": [[4, 256, 512]]}})");
+  for (const char* other : {" --wgrad", " --grouped", " --quantize", " --config 64,64,8"}) {
+    r = run_cli("bench --b-constant --shapes " + dense + other);
+    EXPECT_EQ(r.exit_code, 2) << other << ": " << r.output;
+    EXPECT_NE(r.output.find("--b-constant"), std::string::npos) << r.output;
+  }
+  r = run_cli("check --b-constant --config 64,64,8");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  // prewarm --b-constant also builds the decode variant.
+  r = run_cli("--cache-dir " + dir.path() + "/cb prewarm -q --b-constant --sms 132 --shapes " +
+              write_shapes(dir.path(), R"({"dense": {"mnk": [[1, 32768, 512]]}})"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1 shapes -> 2 kernels"), std::string::npos) << r.output;
 }
 
 // cache list / verify / stats / clear on a directory with good, corrupt and tuning files.

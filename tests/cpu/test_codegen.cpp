@@ -23,12 +23,12 @@ TEST(Codegen, Deterministic) {
 
 TEST(Codegen, NamedFieldsGolden) {
   const GeneratedKernel g = generate_kernel(spec(7168, 2048, 128, 112, 5));
-  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<7168, 2048, 128, 112, 5, 8, 0, 1, 0, 0, 40, 232>");
+  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<7168, 2048, 128, 112, 5, 8, 0, 1, 0, 0, 40, 232, 0>");
   EXPECT_EQ(g.slug, "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8");
   EXPECT_NE(g.source.find("#include \"fp8gemm/gemm_1d2d.cuh\""), std::string::npos);
   EXPECT_NE(g.source.find("struct WgmmaE4M3<112>"), std::string::npos);
   const GeneratedKernel one_wg = generate_kernel(spec(576, 7168, 64, 32, 8));
-  EXPECT_EQ(one_wg.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<576, 7168, 64, 32, 8, 8, 0, 1, 0, 0, 56, 248>");
+  EXPECT_EQ(one_wg.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<576, 7168, 64, 32, 8, 8, 0, 1, 0, 0, 56, 248, 0>");
 }
 
 TEST(Codegen, DifferentSpecsDiffer) {
@@ -97,8 +97,48 @@ TEST(Codegen, QuantizationKernels) {
   bad.option = 2;
   EXPECT_NE(spec_illegal_reason(bad), "");
   KernelSpec gemm{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{128, 128, 5, 8}};
-  gemm.option = 1;
+  gemm.option = 2;
   EXPECT_NE(spec_illegal_reason(gemm), "");
+  KernelSpec grouped{KernelKind::GroupedMasked, 7168, 2048, KernelConfig{128, 128, 5, 8}};
+  grouped.option = 1;
+  EXPECT_NE(spec_illegal_reason(grouped), "");  // constant B is dense-only
+}
+
+// The constant-B variant (GemmOptions::b_constant): option 1 of a dense 1D2D kernel, its own
+// name and cache entry, chosen for M <= 128 in one M block and kernels that hold an SM alone; it compiles
+// without local memory, split-K and B-multicast pairs included.
+TEST(Codegen, ConstantBKernels) {
+  const KernelSpec plain{KernelKind::Gemm1D2D, 32768, 512, KernelConfig{64, 128, 8, 8}};
+  const KernelSpec cb = constant_b_spec(plain, 1);
+  EXPECT_EQ(cb.option, 1);
+  EXPECT_EQ(spec_illegal_reason(cb), "");
+  EXPECT_EQ(cb.slug(), "gemm1d2d_n32768_k512_bm64_bn128_s8_g8_cb");
+  EXPECT_EQ(spec_from_json(spec_to_json(cb)), cb);
+  EXPECT_EQ(spec_from_json(spec_to_json(plain)), plain);
+  EXPECT_EQ(constant_b_spec(cb, 1), cb);
+  EXPECT_EQ(generate_kernel(cb).name_expression,
+            "fp8gemm_dev::gemm_1d2d_kernel<32768, 512, 64, 128, 8, 8, 0, 1, 0, 0, 56, 248, 2>");
+  EXPECT_EQ(constant_b_spec(plain, 64).option, 1);
+  EXPECT_EQ(constant_b_spec(plain, 65), plain);  // two M blocks share each B tile: the plain kernel
+  const KernelSpec tall{KernelKind::Gemm1D2D, 24576, 1536, KernelConfig{128, 192, 4, 8, 0, 1}};
+  EXPECT_EQ(constant_b_spec(tall, 128).option, 1);
+  EXPECT_EQ(constant_b_spec(tall, 129), tall);  // large M: the plain kernel
+  // Small enough for two CTAs per SM (64x16 tiles, 8 stages): measured slower, not used.
+  const KernelSpec small{KernelKind::Gemm1D2D, 576, 7168, KernelConfig{64, 16, 8, 8, 0, 0, 2}};
+  EXPECT_EQ(constant_b_spec(small, 1), small);
+  // Not for the grouped or weight-gradient kinds.
+  const KernelSpec masked{KernelKind::GroupedMasked, 4096, 7168, KernelConfig{64, 128, 8, 8}};
+  EXPECT_EQ(constant_b_spec(masked, 1), masked);
+  const KernelSpec wgrad{KernelKind::Gemm1D1D, 4096, 7168, KernelConfig{128, 128, 4, 8}};
+  EXPECT_EQ(constant_b_spec(wgrad, 1), wgrad);
+  for (const KernelSpec& s : {cb, constant_b_spec(KernelSpec{KernelKind::Gemm1D2D, 7168, 16384,
+                                                              KernelConfig{64, 112, 8, 8, 0, 0, 2}}, 1),
+                              constant_b_spec(KernelSpec{KernelKind::Gemm1D2D, 7168, 2048,
+                                                         KernelConfig{64, 128, 8, 8, 2, 1, 1}}, 64)}) {
+    ASSERT_EQ(s.option, 1) << s.slug();
+    const CompiledKernel k = compile_kernel(generate_kernel(s));
+    EXPECT_FALSE(k.resources.slow_path()) << s.slug() << ":\n" << k.log;
+  }
 }
 
 // The weight-gradient kernel: its own template, legal configs only without multicast,
@@ -166,7 +206,7 @@ TEST(Codegen, GroupedKernels) {
   EXPECT_EQ(gc.slug(), "gemm1d2d_gc_n4096_k7168_bm128_bn128_s5_g8_ts");
   EXPECT_EQ(spec_from_json(spec_to_json(gc)), gc);
   const GeneratedKernel g = generate_kernel(gc);
-  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<4096, 7168, 128, 128, 5, 8, 0, 1, 1, 1, 40, 232>");
+  EXPECT_EQ(g.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<4096, 7168, 128, 128, 5, 8, 0, 1, 1, 1, 40, 232, 0>");
   const CompiledKernel k = compile_kernel(g);
   EXPECT_FALSE(k.resources.slow_path()) << k.log;
 
@@ -174,7 +214,7 @@ TEST(Codegen, GroupedKernels) {
   EXPECT_EQ(spec_illegal_reason(gm), "");
   EXPECT_EQ(spec_from_json(spec_to_json(gm)), gm);
   const GeneratedKernel h = generate_kernel(gm);
-  EXPECT_EQ(h.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<4096, 7168, 64, 128, 8, 8, 0, 1, 0, 2, 56, 248>");
+  EXPECT_EQ(h.name_expression, "fp8gemm_dev::gemm_1d2d_kernel<4096, 7168, 64, 128, 8, 8, 0, 1, 0, 2, 56, 248, 0>");
   const CompiledKernel km = compile_kernel(h);
   EXPECT_FALSE(km.resources.slow_path()) << km.log;
 

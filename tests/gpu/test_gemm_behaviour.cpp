@@ -1,11 +1,16 @@
 // What callers rely on besides the numbers: bad input launches nothing, M = 0 is a
-// no-op, streams and threads, CUDA graph capture, and no recompiles on repeat calls.
+// no-op, streams and threads, CUDA graph capture, no recompiles on repeat calls, and
+// GemmOptions::b_constant.
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <thread>
+#include <tuple>
+#include <vector>
 
+#include "common/quantize_host.hpp"
 #include "fp8gemm/fp8gemm.hpp"
 #include "gpu/gpu_support.hpp"
 
@@ -35,7 +40,14 @@ struct Problem {
   ScaleMatrix sa() const { return per_token_scales(a.scales.get<float>(), m, k); }
   ScaleMatrix sb() const { return block_scales(b.scales.get<float>(), n, k); }
   Bf16Matrix d() const { return {out.d(), m, n, n}; }
-  void run(Stream stream = nullptr) const { gemm_fp8_nt(fa(), sa(), fb(), sb(), d(), stream); }
+  void run(Stream stream = nullptr, GemmOptions options = {}) const {
+    gemm_fp8_nt(fa(), sa(), fb(), sb(), d(), options, stream);
+  }
+  std::vector<uint16_t> download_d() const {
+    std::vector<uint16_t> h(size_t(out.total()));
+    check(cudaMemcpy(h.data(), out.buffer.get(), h.size() * 2, cudaMemcpyDeviceToHost), "download D");
+    return h;
+  }
   void expect_correct() const {
     const DeviceComparison c = compare(out, ref.get<double>());
     EXPECT_LT(c.rel_error, 1e-2) << c.describe();
@@ -156,4 +168,70 @@ TEST_F(GpuBehaviour, CudaGraphCaptureAndReplay) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(s);
+}
+
+// GemmOptions::b_constant (B loaded before the previous kernel has finished, at M <= 128):
+// the same bits as without it, on the kernel families the planner picks at decode sizes
+// (split-K pairs, B multicast, several tiles per CTA, tails).
+TEST_F(GpuBehaviour, ConstantBGivesTheSameBits) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape& s : {Shape{1, 32768, 512}, Shape{64, 4096, 7168}, Shape{128, 7168, 2048}, Shape{128, 2112, 7168},
+                         Shape{77, 392, 1040}, Shape{200, 1024, 2048}}) {
+    SCOPED_TRACE(testing::Message() << s.m << "x" << s.n << "x" << s.k);
+    Problem p(s.m, s.n, s.k, uint64_t(s.m * 7 + s.n));
+    p.run();
+    check(cudaDeviceSynchronize(), "without the option");
+    p.expect_correct();
+    const std::vector<uint16_t> plain = p.download_d();
+    // Back to back, so that each call starts while the one before still runs.
+    poison(p.out);
+    for (int i = 0; i < 3; ++i) p.run(nullptr, GemmOptions{true});
+    check(cudaDeviceSynchronize(), "with the option");
+    p.expect_correct();
+    EXPECT_TRUE(p.download_d() == plain) << "b_constant changed D";
+  }
+}
+
+// With b_constant, A is still read only after the kernel before has finished: A is
+// quantized by the kernel launched just before each GEMM, from two inputs in turn.
+TEST_F(GpuBehaviour, ConstantBStillWaitsForA) {
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{64, 4096, 7168}, {1, 32768, 512}}) {
+    SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k);
+    const DeviceOperand b = upload(host::random_operand(n, k, k, false, 3));
+    std::vector<host::Bf16Host> x(2);
+    std::vector<DeviceBuffer> dx, ref;
+    for (int v = 0; v < 2; ++v) {
+      x[v].rows = m;
+      x[v].cols = x[v].ld = k;
+      x[v].data.resize(size_t(m * k));
+      host::SplitMix64 rng(uint64_t(v + 1));
+      for (uint16_t& e : x[v].data) e = host::float_to_bf16(float((rng.uniform() * 2 - 1) * std::ldexp(1.0, v * 4)));
+      dx.emplace_back(x[v].data.size() * 2);
+      check(cudaMemcpy(dx[v].get(), x[v].data.data(), x[v].data.size() * 2, cudaMemcpyHostToDevice), "upload x");
+      ref.emplace_back(size_t(m * n) * 8);
+      const DeviceOperand a = upload(host::quantize_per_token_ref(x[v], false));
+      reference_gemm(a, b, ref[v].get<double>());
+      check(cudaDeviceSynchronize(), "reference");
+    }
+    const int64_t ldq = (k + 15) / 16 * 16;
+    DeviceBuffer qa(size_t(m * ldq)), sa(size_t(per_token_scale_stride(m) * scale_blocks(k)) * 4);
+    GuardedOutput out = make_output(m, n, n);
+    cudaStream_t s;
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+    for (int i = 0; i < 6; ++i) {
+      const int v = i % 2;
+      poison(out, s);
+      quantize_per_token({dx[v].get(), m, k, k}, {qa.get(), m, k, ldq}, per_token_scale_output(sa.get<float>(), m, k),
+                         {}, s);
+      gemm_fp8_nt({qa.get(), m, k, ldq}, per_token_scales(sa.get<float>(), m, k), {b.data.get(), n, k, k},
+                  block_scales(b.scales.get<float>(), n, k), {out.d(), m, n, n}, GemmOptions{true}, s);
+      check(cudaStreamSynchronize(s), "quantize + gemm");
+      const DeviceComparison c = compare(out, ref[v].get<double>());
+      EXPECT_LT(c.rel_error, 1e-2) << "call " << i << ": " << c.describe();
+      EXPECT_EQ(c.non_finite, 0u) << c.describe();
+    }
+    cudaStreamDestroy(s);
+  }
 }

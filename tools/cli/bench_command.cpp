@@ -258,7 +258,7 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
   row.m = m;
   row.n = n;
   row.k = k;
-  row.kernel = config != nullptr ? config_name(*config) : kernel_name(shape);
+  row.kernel = config != nullptr ? config_name(*config) : kernel_name(shape, GemmOptions{o.b_constant});
   // cuBLASLt needs M % 4 == 0: both libraries read the same buffers, padded to 4 rows.
   const int64_t m_pad = (m + 3) / 4 * 4, kb = (k + 127) / 128, nb = (n + 127) / 128, l4 = (kb + 3) / 4 * 4;
   const host::Fp8Operand a = host::random_operand(m_pad, k, k, true, o.seed + uint64_t(m * 31 + n * 7 + k));
@@ -294,7 +294,7 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
     if (config != nullptr)
       gemm_fp8_nt(ma, sa, mb, block_scales(x.sfb.get<float>(), n, k), md, *config, st);
     else
-      gemm_fp8_nt(ma, sa, mb, block_scales(x.sfb.get<float>(), n, k), md, st);
+      gemm_fp8_nt(ma, sa, mb, block_scales(x.sfb.get<float>(), n, k), md, GemmOptions{o.b_constant}, st);
   };
   ours(0, stream);
   cuda_check(cudaStreamSynchronize(stream), "first call");
@@ -959,6 +959,7 @@ int run_bench(const BenchOptions& o) {
   }
   // Compile everything first so that no compile lands between timings.
   PrewarmOptions prewarm_options;
+  prewarm_options.b_constant = o.b_constant;
   if (o.grouped) {
     std::vector<GemmShape> planned;
     for (const host::GroupedShape& g : file.grouped) planned.push_back(grouped_layout(g, o.seed).plan);
@@ -969,9 +970,10 @@ int run_bench(const BenchOptions& o) {
   }
 
   fmt::print("fp8gemm {} {}bench on {} ({} SMs), driver {}, cuBLASLt {}, {}\n", info.library_version,
-             o.wgrad     ? "weight-gradient (D fp32 += A x B^T in place, 1x128 scales on both) "
-             : o.grouped ? "grouped (experts' rows or k-grouped columns U[0.7, 1.3] x exp; cuBLASLt: a loop over the groups) "
-                         : "",
+             o.wgrad        ? "weight-gradient (D fp32 += A x B^T in place, 1x128 scales on both) "
+             : o.grouped    ? "grouped (experts' rows or k-grouped columns U[0.7, 1.3] x exp; cuBLASLt: a loop over the groups) "
+             : o.b_constant ? "(B constant) "
+                            : "",
              device->name, device->sm_count, info.driver, cublas_version, today());
   if (o.grouped)
     fmt::print("{:>10} {:>3} {:>6} {:>6} {:>6} {:>6} | {:>9} {:>8} {:>7} {:>6} | {:>9} {:>8} | {:>7} {:>9} | {}\n",
@@ -1076,6 +1078,7 @@ int run_bench(const BenchOptions& o) {
   j["method"] = std::string(o.isolated ? "median time of isolated calls (each after a 256 MB L2 flush and a 2 ms pause)"
                                         : "median per-call time of CUDA-graph replays (sustained load)") +
                 ", rotating input copies (>= 256 MB), random data" +
+                (o.b_constant ? "; gemm_fp8_nt with GemmOptions::b_constant" : "") +
                 (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "") +
                 (o.grouped ? "; grouped: rows per expert int(expected_m x U[0.7, 1.3]) (masked: clamped to max_m), "
                              "contiguous segments padded to 128 rows; m = real rows (FLOPs and bytes count only "

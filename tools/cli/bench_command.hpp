@@ -30,6 +30,9 @@ struct BenchOptions {
   // and "m_grouped_masked" shapes instead (rows per expert drawn in [0.7, 1.3] x expected_m),
   // against a loop of cuBLASLt's block-scaled FP8 GEMM over the experts.
   bool grouped = false;
+  // Dense shapes: call gemm_fp8_nt with GemmOptions::b_constant (B is never written between
+  // calls here), so that small-M kernels load B before the previous call has finished.
+  bool b_constant = false;
 };
 
 // "bm,bn,stages[,group_n[,multicast[,tma_store[,split_k]]]]" -> config; false if malformed.

@@ -54,7 +54,8 @@ int run_check(const CheckOptions& o) {
     gemm_fp8_nt(ma, per_token_scales(dsa.get<float>(), o.m, o.k), mb, block_scales(dsb.get<float>(), o.n, o.k), md,
                 *o.config);
   else
-    gemm_fp8_nt(ma, per_token_scales(dsa.get<float>(), o.m, o.k), mb, block_scales(dsb.get<float>(), o.n, o.k), md);
+    gemm_fp8_nt(ma, per_token_scales(dsa.get<float>(), o.m, o.k), mb, block_scales(dsb.get<float>(), o.n, o.k), md,
+                GemmOptions{o.b_constant});
   cudaEventRecord(stop);
   if (cudaDeviceSynchronize() != cudaSuccess)
     throw std::runtime_error(std::string("kernel failed: ") + cudaGetErrorString(cudaGetLastError()));
@@ -79,7 +80,7 @@ int run_check(const CheckOptions& o) {
   const bool ok = c.nan_or_unwritten == 0 && c.rel_error < 1e-2;
   const DeviceInfo& dev = info.devices[size_t(device)];
   fmt::print("check: gemm_fp8_nt M={} N={} K={} ({}) on device {} ({}): {} -> {}\n", o.m, o.n, o.k,
-             o.config ? "given config" : kernel_name(GemmShape{o.m, o.n, o.k}), device, dev.name, c.describe(),
+             o.config ? "given config" : kernel_name(GemmShape{o.m, o.n, o.k}, GemmOptions{o.b_constant}), device, dev.name, c.describe(),
              ok ? "PASS" : "FAIL");
   cudaEventDestroy(start);
   cudaEventDestroy(stop);

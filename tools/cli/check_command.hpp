@@ -13,6 +13,7 @@ struct CheckOptions {
   bool skip_without_gpu = false;
   std::optional<KernelConfig> config;  // run this kernel config instead of the library's choice
   bool expect_warm = false;            // fail if the first call compiled or tuned anything
+  bool b_constant = false;             // call with GemmOptions::b_constant
 };
 
 // Runs one gemm_fp8_nt on the GPU and compares it with an fp64 reference.

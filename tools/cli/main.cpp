@@ -54,10 +54,11 @@ std::vector<fp8gemm::GemmShape> all_shapes(const std::string& path, const char* 
   return all;
 }
 
-int run_prewarm(const std::vector<fp8gemm::GemmShape>& all, int jobs, int sms, bool quiet) {
+int run_prewarm(const std::vector<fp8gemm::GemmShape>& all, int jobs, int sms, bool quiet, bool b_constant) {
   fp8gemm::PrewarmOptions options;
   options.jobs = jobs;
   options.num_sms = sms;
+  options.b_constant = b_constant;
   // The kernel count is known once planning is done; the first callback sizes the bar.
   std::unique_ptr<fp8gemm::cli::Progress> progress;
   options.on_progress = [&](const fp8gemm::PrewarmProgress& p) {
@@ -197,6 +198,9 @@ int main(int argc, char** argv) {
   prewarm->add_option("--sms", sms, "Plan for this many SMs (default: the GPU's, else 132 = H100/H200 SXM)")
       ->check(CLI::NonNegativeNumber);
   prewarm->add_flag("-q,--quiet", quiet, "No progress output");
+  bool prewarm_b_constant = false;
+  prewarm->add_flag("--b-constant", prewarm_b_constant,
+                    "Also build the kernels gemm_fp8_nt runs with GemmOptions::b_constant (dense, M <= 128)");
   bool prewarm_tune = false;
   prewarm->add_flag("--tune", prewarm_tune,
                     "Then time the candidates of every shape on the GPU and store the winners in the tuning "
@@ -233,6 +237,8 @@ int main(int argc, char** argv) {
   std::string check_config;
   check->add_option("--config", check_config,
                     "Run this kernel config instead of the library's choice (same format as bench --config)");
+  check->add_flag("--b-constant", check_options.b_constant,
+                  "Call with GemmOptions::b_constant (at M <= 128 the kernel may load B before the previous kernel ends)");
   check->add_flag("--expect-warm", check_options.expect_warm,
                   "Fail (exit 1) if the first call had to compile or tune (checks a shipped cache and database)");
   check->add_flag("--skip-without-gpu", check_options.skip_without_gpu,
@@ -266,6 +272,9 @@ int main(int argc, char** argv) {
                   "and \"k_grouped\" shapes instead (rows or columns per group drawn in [0.7, 1.3] x expected, "
                   "seeded), against a loop of per-group cuBLASLt GEMMs (results must agree to 1e-2 on the real "
                   "rows, 1e-3 for the fp32 k-grouped output)");
+  bench->add_flag("--b-constant", bench_options.b_constant,
+                  "Call gemm_fp8_nt with GemmOptions::b_constant (B is not written between calls): at M <= 128 the "
+                  "kernels start loading B before the previous call has finished");
   std::vector<std::string> bench_configs;
   bench->add_option("--config", bench_configs,
                     "Time this kernel config instead of the library's choice: "
@@ -286,6 +295,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     check_options.config = config;
+  }
+  if (check_options.b_constant && check_options.config) {
+    fmt::print(stderr, "check: --b-constant applies to the library's own choice of kernel, not to --config\n");
+    return 2;
   }
   for (const std::string& text : bench_configs) {
     fp8gemm::KernelConfig config;
@@ -309,6 +322,12 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "bench: --grouped excludes --wgrad and --quantize\n");
     return 2;
   }
+  if (bench_options.b_constant && (!bench_options.configs.empty() || bench_options.wgrad || bench_options.grouped ||
+                                   bench_options.quantize)) {
+    fmt::print(stderr, "bench: --b-constant applies to the dense GEMM with the library's own choice of kernel only "
+                       "(not with --config, --wgrad, --grouped or --quantize)\n");
+    return 2;
+  }
   if (bench_options.grouped && !bench_options.configs.empty()) {
     fmt::print(stderr, "bench: --config does not apply to --grouped (the grouped GEMMs have no KernelConfig "
                        "overload; they run the library's choice)\n");
@@ -325,7 +344,7 @@ int main(int argc, char** argv) {
         return 4;
       }
       const std::vector<fp8gemm::GemmShape> all = all_shapes(shapes, "prewarm");
-      const int status = run_prewarm(all, jobs, sms, quiet);
+      const int status = run_prewarm(all, jobs, sms, quiet, prewarm_b_constant);
       if (status != 0 || !prewarm_tune) return status;
       return run_tune(all, candidates, jobs, quiet);
     }
