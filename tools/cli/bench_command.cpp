@@ -59,6 +59,60 @@ struct Set {
   DeviceBuffer a, sfa, b, sfb, sfa_cublas, sfb_cublas, d, d_cublas;
 };
 
+// What each rotation set holds: copies of these host arrays (an empty one: no buffer), D
+// uploaded from d_init or, when that is empty, d_bytes left as allocated, and d_cublas_bytes
+// for cuBLASLt's D (0: none).
+struct SetContents {
+  const std::vector<uint8_t>& a;
+  const std::vector<uint8_t>& b;
+  const std::vector<float>& sfa;
+  const std::vector<float>& sfb;
+  const std::vector<float>& sfa_cublas;
+  const std::vector<float>& sfb_cublas;
+  const std::vector<float>& d_init;
+  size_t d_bytes = 0;
+  size_t d_cublas_bytes = 0;
+};
+
+template <typename T>
+void upload_vector(DeviceBuffer* buffer, const std::vector<T>& v) {
+  if (v.empty()) return;
+  *buffer = DeviceBuffer(v.size() * sizeof(T));
+  upload(buffer->get(), v.data(), v.size() * sizeof(T));
+}
+
+// Rotation sets for one shape: enough that one pass over them touches kRotationBytes
+// (`touched` bytes per call), at most 64, and no more than fit in 70 % of the free device
+// memory (`allocated` bytes per set).
+int rotation_sets(size_t touched, size_t allocated) {
+  size_t free_bytes = 0, total_bytes = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  const size_t fit = std::max<size_t>(1, size_t(double(free_bytes) * 0.7) / std::max<size_t>(allocated, 1));
+  const size_t wanted = std::clamp<size_t>((kRotationBytes + touched - 1) / std::max<size_t>(touched, 1), 1, 64);
+  return static_cast<int>(std::min(wanted, fit));
+}
+
+// `count` sets holding `c`. Waits for the uploads: a copy from pageable memory may still be
+// in flight when cudaMemcpy returns, and the timing stream does not wait for the legacy stream.
+std::vector<Set> make_sets(int count, const SetContents& c) {
+  std::vector<Set> sets(static_cast<size_t>(count));
+  for (Set& x : sets) {
+    upload_vector(&x.a, c.a);
+    upload_vector(&x.b, c.b);
+    upload_vector(&x.sfa, c.sfa);
+    upload_vector(&x.sfb, c.sfb);
+    upload_vector(&x.sfa_cublas, c.sfa_cublas);
+    upload_vector(&x.sfb_cublas, c.sfb_cublas);
+    if (!c.d_init.empty())
+      upload_vector(&x.d, c.d_init);
+    else
+      x.d = DeviceBuffer(c.d_bytes);
+    if (c.d_cublas_bytes > 0) x.d_cublas = DeviceBuffer(c.d_cublas_bytes);
+  }
+  cuda_check(cudaDeviceSynchronize(), "upload");
+  return sets;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
@@ -268,24 +322,11 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
     for (int64_t j = 0; j < kb; ++j) sfb_cublas[size_t(i * l4 + j)] = b.scales[size_t(i * kb + j)];
 
   const size_t set_bytes = size_t(m_pad * k + n * k) + (a.scales.size() + b.scales.size()) * 4 + size_t(m * n) * 4;
-  const int sets = static_cast<int>(std::clamp<size_t>((kRotationBytes + set_bytes - 1) / set_bytes, 1, 64));
+  const int sets = rotation_sets(set_bytes, set_bytes + sfb_cublas.size() * 4);
   row.sets = sets;
-  std::vector<Set> s(static_cast<size_t>(sets));
-  for (int i = 0; i < sets; ++i) {
-    Set& x = s[size_t(i)];
-    x.a = DeviceBuffer(a.data.size());
-    x.sfa = DeviceBuffer(a.scales.size() * 4);
-    x.b = DeviceBuffer(b.data.size());
-    x.sfb = DeviceBuffer(b.scales.size() * 4);
-    x.sfb_cublas = DeviceBuffer(sfb_cublas.size() * 4);
-    x.d = DeviceBuffer(size_t(m * n) * 2);
-    x.d_cublas = DeviceBuffer(size_t(m_pad * n) * 2);
-    upload(x.a.get(), a.data.data(), a.data.size());
-    upload(x.sfa.get(), a.scales.data(), a.scales.size() * 4);
-    upload(x.b.get(), b.data.data(), b.data.size());
-    upload(x.sfb.get(), b.scales.data(), b.scales.size() * 4);
-    upload(x.sfb_cublas.get(), sfb_cublas.data(), sfb_cublas.size() * 4);
-  }
+  const std::vector<float> none;
+  const std::vector<Set> s = make_sets(sets, SetContents{a.data, b.data, a.scales, b.scales, none, sfb_cublas, none,
+                                                         size_t(m * n) * 2, size_t(m_pad * n) * 2});
   auto ours = [&](int i, cudaStream_t st) {
     const Set& x = s[size_t(i)];
     const Fp8Matrix ma{x.a.get(), m, k, k}, mb{x.b.get(), n, k, k};
@@ -369,29 +410,10 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
   for (float& v : d0) v = float((rng.uniform() * 2 - 1) * d_range);
 
   const size_t set_bytes = size_t(m_pad * k + n * k) + (a.scales.size() + b.scales.size() + d0.size()) * 4;
-  const int sets = static_cast<int>(std::clamp<size_t>((kRotationBytes + set_bytes - 1) / set_bytes, 1, 64));
+  const int sets = rotation_sets(set_bytes, set_bytes + (sfa_cublas.size() + sfb_cublas.size()) * 4);
   row.sets = sets;
-  std::vector<Set> s(static_cast<size_t>(sets));
-  auto upload_vector = [](DeviceBuffer* buffer, const std::vector<float>& v) {
-    if (v.empty()) return;
-    *buffer = DeviceBuffer(v.size() * 4);
-    upload(buffer->get(), v.data(), v.size() * 4);
-  };
-  for (int i = 0; i < sets; ++i) {
-    Set& x = s[size_t(i)];
-    x.a = DeviceBuffer(a.data.size());
-    x.b = DeviceBuffer(b.data.size());
-    upload(x.a.get(), a.data.data(), a.data.size());
-    upload(x.b.get(), b.data.data(), b.data.size());
-    upload_vector(&x.sfa, a.scales);
-    upload_vector(&x.sfb, b.scales);
-    upload_vector(&x.sfa_cublas, sfa_cublas);
-    upload_vector(&x.sfb_cublas, sfb_cublas);
-    upload_vector(&x.d, d0);
-  }
-  // A pageable upload may still be in flight when cudaMemcpy returns; the stream does not
-  // wait for the legacy stream.
-  cuda_check(cudaDeviceSynchronize(), "upload");
+  const std::vector<Set> s =
+      make_sets(sets, SetContents{a.data, b.data, a.scales, b.scales, sfa_cublas, sfb_cublas, d0});
   auto ours = [&](int i, cudaStream_t st) {
     const Set& x = s[size_t(i)];
     const Fp32Matrix md{x.d.get<float>(), m, n, n};
@@ -567,38 +589,17 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
   const size_t allocated = size_t(m * k + groups * n * k) + (a.scales.size() + sfb.size()) * 4 +
                            (cublas != nullptr ? (sfa_cublas.size() + sfb_cublas.size()) * 4 + size_t(m * n) * 2 : 0) +
                            size_t(m * n) * 2;
-  size_t free_bytes = 0, total_bytes = 0;
-  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  const size_t fit = std::max<size_t>(1, size_t(double(free_bytes) * 0.7) / std::max<size_t>(allocated, 1));
-  const int sets = static_cast<int>(std::min<size_t>(
-      std::clamp<size_t>((kRotationBytes + touched - 1) / std::max<size_t>(touched, 1), 1, 64), fit));
+  const int sets = rotation_sets(touched, allocated);
   row.sets = sets;
-  std::vector<Set> s(static_cast<size_t>(sets));
-  for (int i = 0; i < sets; ++i) {
-    Set& x = s[size_t(i)];
-    x.a = DeviceBuffer(a.data.size());
-    x.sfa = DeviceBuffer(a.scales.size() * 4);
-    x.b = DeviceBuffer(b.data.size());
-    x.sfb = DeviceBuffer(sfb.size() * 4);
-    x.d = DeviceBuffer(size_t(m * n) * 2);
-    upload(x.a.get(), a.data.data(), a.data.size());
-    upload(x.sfa.get(), a.scales.data(), a.scales.size() * 4);
-    upload(x.b.get(), b.data.data(), b.data.size());
-    upload(x.sfb.get(), sfb.data(), sfb.size() * 4);
-    if (cublas != nullptr) {
-      x.sfa_cublas = DeviceBuffer(sfa_cublas.size() * 4);
-      x.sfb_cublas = DeviceBuffer(sfb_cublas.size() * 4);
-      x.d_cublas = DeviceBuffer(size_t(m * n) * 2);
-      upload(x.sfa_cublas.get(), sfa_cublas.data(), sfa_cublas.size() * 4);
-      upload(x.sfb_cublas.get(), sfb_cublas.data(), sfb_cublas.size() * 4);
-    }
-  }
-  // The row -> expert map / masked_m: read by every call, one copy for all sets.
-  DeviceBuffer index_buffer(index.size() * 4);
-  upload(index_buffer.get(), index.data(), index.size() * 4);
-  // A pageable upload may still be in flight when cudaMemcpy returns; the stream does not
-  // wait for the legacy stream.
-  cuda_check(cudaDeviceSynchronize(), "upload");
+  // The row -> expert map / masked_m: read by every call, one copy for all sets (make_sets
+  // waits for this upload too).
+  DeviceBuffer index_buffer;
+  upload_vector(&index_buffer, index);
+  const std::vector<float> none;
+  const std::vector<Set> s =
+      make_sets(sets, SetContents{a.data, b.data, a.scales, sfb, cublas != nullptr ? sfa_cublas : none,
+                                  cublas != nullptr ? sfb_cublas : none, none, size_t(m * n) * 2,
+                                  cublas != nullptr ? size_t(m * n) * 2 : 0});
 
   auto ours = [&](int i, cudaStream_t st) {
     const Set& x = s[size_t(i)];
@@ -725,29 +726,12 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
   for (float& v : d0) v = float((rng.uniform() * 2 - 1) * d_range);
 
   const size_t set_bytes = size_t(m * k + n * k) + (a.scales.size() + b.scales.size() + d0.size()) * 4;
-  size_t free_bytes = 0, total_bytes = 0;
-  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  const size_t fit = std::max<size_t>(1, size_t(double(free_bytes) * 0.7) / set_bytes);
-  const int sets = static_cast<int>(
-      std::min<size_t>(std::clamp<size_t>((kRotationBytes + set_bytes - 1) / set_bytes, 1, 64), fit));
+  const int sets = rotation_sets(set_bytes, set_bytes);
   row.sets = sets;
-  std::vector<Set> s(static_cast<size_t>(sets));
-  for (int i = 0; i < sets; ++i) {
-    Set& x = s[size_t(i)];
-    x.a = DeviceBuffer(a.data.size());
-    x.b = DeviceBuffer(b.data.size());
-    x.sfa = DeviceBuffer(a.scales.size() * 4);
-    x.sfb = DeviceBuffer(b.scales.size() * 4);
-    x.d = DeviceBuffer(d0.size() * 4);
-    upload(x.a.get(), a.data.data(), a.data.size());
-    upload(x.b.get(), b.data.data(), b.data.size());
-    upload(x.sfa.get(), a.scales.data(), a.scales.size() * 4);
-    upload(x.sfb.get(), b.scales.data(), b.scales.size() * 4);
-    upload(x.d.get(), d0.data(), d0.size() * 4);
-  }
-  DeviceBuffer group_k(ks.size() * 4);
-  upload(group_k.get(), ks.data(), ks.size() * 4);
-  cuda_check(cudaDeviceSynchronize(), "upload");
+  DeviceBuffer group_k;
+  upload_vector(&group_k, ks);  // make_sets waits for this upload too
+  const std::vector<float> none;
+  const std::vector<Set> s = make_sets(sets, SetContents{a.data, b.data, a.scales, b.scales, none, none, d0});
 
   auto ours = [&](int i, cudaStream_t st) {
     const Set& x = s[size_t(i)];
