@@ -367,11 +367,30 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         const float* row0 = sfb + (group_first + first) * sfb_stride_n;
         const float* row1 = sfb + (group_first + second) * sfb_stride_n;
         const u32 dst = smem_sfb + buffer * kSfbBytes;
-        // Not unrolled: the producer runs on few registers.
+        // The math warpgroups start a tile only once all its scales are here, so the loads
+        // go out in batches (up to 4 K blocks per lane in flight: the producer has few
+        // registers) rather than one K block per round trip to memory.
+        constexpr int kPerLane = (kKBlocks + 31) / 32;
+        constexpr int kBatch = kPerLane < 4 ? kPerLane : 4;
 #pragma unroll 1
-        for (int kb = lane; kb < kKBlocks; kb += 32) {
-          st_shared_f32(dst + kb * 4, ldg_f32(row0 + kb * sfb_stride_k));
-          st_shared_f32(dst + (kKBlocks + kb) * 4, ldg_f32(row1 + kb * sfb_stride_k));
+        for (int j0 = 0; j0 < kPerLane; j0 += kBatch) {
+          float s0[kBatch], s1[kBatch];
+#pragma unroll
+          for (int j = 0; j < kBatch; ++j) {
+            const int kb = lane + 32 * (j0 + j);
+            if (kb < kKBlocks) {
+              s0[j] = ldg_f32(row0 + kb * sfb_stride_k);
+              s1[j] = ldg_f32(row1 + kb * sfb_stride_k);
+            }
+          }
+#pragma unroll
+          for (int j = 0; j < kBatch; ++j) {
+            const int kb = lane + 32 * (j0 + j);
+            if (kb < kKBlocks) {
+              st_shared_f32(dst + kb * 4, s0[j]);
+              st_shared_f32(dst + (kKBlocks + kb) * 4, s1[j]);
+            }
+          }
         }
         mbar_arrive(sfb_full_bars + 8 * buffer);
         ++local;
