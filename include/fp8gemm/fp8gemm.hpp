@@ -134,11 +134,12 @@ struct GemmOptions {
   // the kernel before the GEMM writes only its activations). GEMM kernels are launched
   // with programmatic dependent launch, so they start while the previous kernel finishes;
   // with this promise a small-M call (M <= 128) may start loading B at once instead of
-  // after that kernel has finished, which shortens decode-size calls by up to 10 % (see
+  // after that kernel has finished, which shortens decode-size calls by up to 11 % (see
   // docs/PERFORMANCE.md). A is still read only after the previous kernel has finished.
   // If the promise is broken, D may be computed from stale B. Results are the same bits
-  // as without the option. Such calls run a variant of the kernel ("_cb"), compiled on
-  // first use or by prewarm() with PrewarmOptions::b_constant.
+  // as without the option. Such calls run a variant of the kernel ("_cb"), compiled and
+  // loaded on first use (make one call before capturing such calls in a CUDA graph) or
+  // compiled by prewarm() with PrewarmOptions::b_constant.
   bool b_constant = false;
 };
 
