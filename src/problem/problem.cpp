@@ -111,10 +111,11 @@ KernelSpec constant_b_spec(const KernelSpec& spec, int64_t m) {
   // Measured on the H200 (docs/PERFORMANCE.md, log entry 24): early B loads lost 3-8 % in
   // kernels small enough to share an SM with another CTA (two fit in its 228 KB), and 4 %
   // where the rows span two M blocks (two CTAs then fetch each B tile at the same moment);
-  // at large M each CTA has many tiles and only its first one's B could come early.
+  // at large M each CTA has many tiles and only its first one's B could come early. Not with
+  // multicast (CTA pairs over two M blocks or sharing A: not measured).
   constexpr int kHalfSmPerCta = 228 * 1024 / 2 - 1024;
   if (spec.kind != KernelKind::Gemm1D2D || spec.option != 0 || m > 128 || m > spec.config.block_m ||
-      kernel_layout(spec).smem_bytes <= kHalfSmPerCta)
+      spec.config.multicast != 0 || kernel_layout(spec).smem_bytes <= kHalfSmPerCta)
     return spec;
   KernelSpec s = spec;
   s.option = 1;

@@ -120,7 +120,7 @@ constexpr int kConstantBStages = 2;
 
 // The kernel gemm_fp8_nt runs for M rows with GemmOptions::b_constant instead of `spec`:
 // the same config with option 1 where that was measured to pay (dense, M <= 128 in one M
-// block, kernels that hold an SM alone), else `spec` itself.
+// block, no multicast, kernels that hold an SM alone), else `spec` itself.
 KernelSpec constant_b_spec(const KernelSpec& spec, int64_t m);
 
 // Why a spec cannot be compiled/launched, or "" if it can.

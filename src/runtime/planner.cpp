@@ -16,8 +16,10 @@ PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, cons
   constexpr size_t kMaxTries = 4;
   // (A k-grouped kernel takes K at run time: its spec's k is 0.)
   const int64_t spec_k = kind == KernelKind::KGrouped ? 0 : k;
+  // (A tuned spec is a plain kernel: a constant-B variant is only ever run for a call that
+  // asked for it, so one found in a database is ignored.)
   if (options.tuned != nullptr && options.tuned->kind == kind && options.tuned->n == n && options.tuned->k == spec_k &&
-      spec_illegal_reason(*options.tuned).empty() &&
+      options.tuned->option == 0 && spec_illegal_reason(*options.tuned).empty() &&
       kernel_layout(*options.tuned).smem_bytes <= device.max_smem_bytes) {
     PlannedKernel p;
     p.spec = *options.tuned;

@@ -105,8 +105,8 @@ TEST(Codegen, QuantizationKernels) {
 }
 
 // The constant-B variant (GemmOptions::b_constant): option 1 of a dense 1D2D kernel, its own
-// name and cache entry, chosen for M <= 128 in one M block and kernels that hold an SM alone; it compiles
-// without local memory, split-K and B-multicast pairs included.
+// name and cache entry, chosen for M <= 128 in one M block, no multicast, and kernels that hold
+// an SM alone; it compiles without local memory, split-K and the TMA-store epilogue included.
 TEST(Codegen, ConstantBKernels) {
   const KernelSpec plain{KernelKind::Gemm1D2D, 32768, 512, KernelConfig{64, 128, 8, 8}};
   const KernelSpec cb = constant_b_spec(plain, 1);
@@ -131,10 +131,13 @@ TEST(Codegen, ConstantBKernels) {
   EXPECT_EQ(constant_b_spec(masked, 1), masked);
   const KernelSpec wgrad{KernelKind::Gemm1D1D, 4096, 7168, KernelConfig{128, 128, 4, 8}};
   EXPECT_EQ(constant_b_spec(wgrad, 1), wgrad);
+  // Nor with multicast (not measured).
+  const KernelSpec pairs{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{64, 128, 8, 8, 2, 1, 1}};
+  EXPECT_EQ(constant_b_spec(pairs, 64), pairs);
   for (const KernelSpec& s : {cb, constant_b_spec(KernelSpec{KernelKind::Gemm1D2D, 7168, 16384,
                                                               KernelConfig{64, 112, 8, 8, 0, 0, 2}}, 1),
-                              constant_b_spec(KernelSpec{KernelKind::Gemm1D2D, 7168, 2048,
-                                                         KernelConfig{64, 128, 8, 8, 2, 1, 1}}, 64)}) {
+                              constant_b_spec(KernelSpec{KernelKind::Gemm1D2D, 24576, 1536,
+                                                         KernelConfig{128, 192, 4, 8, 0, 1}}, 128)}) {
     ASSERT_EQ(s.option, 1) << s.slug();
     const CompiledKernel k = compile_kernel(generate_kernel(s));
     EXPECT_FALSE(k.resources.slow_path()) << s.slug() << ":\n" << k.log;

@@ -77,6 +77,21 @@ TEST(Nvrtc, PlannedKernelsForTheDenseSetCompileClean) {
     }
 }
 
+// A tuning database's winner is used as planned, but never a constant-B variant: that one runs
+// only for calls that promise constant B (a hand-edited database could name one).
+TEST(Nvrtc, TunedConstantBVariantIsIgnored) {
+  testing::internal::CaptureStderr();
+  DiskCache memory_only("");
+  testing::internal::GetCapturedStderr();
+  KernelStore store(memory_only);
+  KernelSpec tuned{KernelKind::Gemm1D2D, 32768, 512, KernelConfig{64, 128, 8, 8}};
+  PlanOptions options;
+  options.tuned = &tuned;
+  EXPECT_EQ(plan_kernel(KernelKind::Gemm1D2D, 1, 32768, 512, DeviceTraits{}, store, options).spec, tuned);
+  tuned.option = 1;
+  EXPECT_EQ(plan_kernel(KernelKind::Gemm1D2D, 1, 32768, 512, DeviceTraits{}, store, options).spec.option, 0);
+}
+
 TEST(Nvrtc, CompileErrorCarriesTheLog) {
   GeneratedKernel broken = generate_kernel(KernelSpec{KernelKind::Gemm1D2D, 256, 256, KernelConfig{64, 16, 2, 8}});
   broken.source += "\nthis_is_not_cuda fp8gemm_broken_line;\n";
