@@ -16,8 +16,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,te
   --format=csv 2>&1 | tee "$logs/nvidia-smi.txt"
 "$build/tools/fp8gemm" info 2>&1 | tee "$logs/info.txt"
 
-echo "== prewarm (DeepSeek-V3 dense set)"
-"$build/tools/fp8gemm" prewarm --shapes shapes/deepseek-v3.json 2>&1 | tail -n 3 | tee "$logs/prewarm.txt"
+echo "== prewarm (DeepSeek-V3 dense set, constant-B variants included)"
+"$build/tools/fp8gemm" prewarm --b-constant --shapes shapes/deepseek-v3.json 2>&1 | tail -n 3 | tee "$logs/prewarm.txt"
 
 echo "== GPU tests"
 timeout "${GPU_TEST_TIMEOUT:-900}" "$build/tests/fp8gemm_gpu_tests" ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} \
@@ -29,7 +29,8 @@ echo "== check"
 
 echo "== compute-sanitizer (memcheck, racecheck, synccheck on a small and a large shape)"
 # The small shape's planned kernel is a split-K one (partial sums exchanged through
-# distributed shared memory); racecheck also runs on the same problem without split-K.
+# distributed shared memory); racecheck also runs on the same problem without split-K. The
+# --b-constant lines run the constant-B variants (B loaded before the dependency wait).
 if command -v compute-sanitizer >/dev/null; then
   while read -r tool shape; do
     [ -n "$tool" ] || continue
@@ -49,6 +50,10 @@ racecheck -m 7 -n 576 -k 7168 --config 64,16,8,8,0,0,1
 racecheck -m 4096 -n 7168 -k 2048
 racecheck -m 128 -n 4096 -k 7168 --config 64,128,8,8,0,1,2
 synccheck -m 7 -n 576 -k 7168
+memcheck  -m 1 -n 32768 -k 512 --b-constant
+memcheck  -m 64 -n 4096 -k 7168 --b-constant
+racecheck -m 64 -n 4096 -k 7168 --b-constant
+racecheck -m 128 -n 24576 -k 1536 --b-constant
 LIST
   rm -f "$logs/sanitizer.txt"
 else
