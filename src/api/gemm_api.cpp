@@ -35,16 +35,12 @@ void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matri
   const DeviceProps& device = runtime.props();
   validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
   const LaunchPlan& plan = plan_for_call(runtime, TuneProblem{KernelKind::Gemm1D2D, a.rows, b.rows, a.cols});
-  if (options.b_constant) {
-    // The same config loading B early, where that pays (one more hash lookup).
-    const KernelSpec early = constant_b_spec(plan.spec, a.rows);
-    if (!(early == plan.spec)) {
-      launch(runtime.plan(a.rows, early, Library::instance().store(), !current_cache_only()), a, a_scales, b, b_scales,
-             d, stream);
-      return;
-    }
-  }
-  launch(plan, a, a_scales, b, b_scales, d, stream);
+  // With constant B, the same config loading B early where that pays (one more hash lookup).
+  if (options.b_constant && !(plan.constant_b == plan.spec))
+    launch(runtime.plan(a.rows, plan.constant_b, Library::instance().store(), !current_cache_only()), a, a_scales, b,
+           b_scales, d, stream);
+  else
+    launch(plan, a, a_scales, b, b_scales, d, stream);
 }
 
 void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,

@@ -103,6 +103,7 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
   p.stage_tx_bytes = static_cast<unsigned>((c.multicast == 1 ? c.block_m : p.a_box_rows) * 128 +
                                            c.block_n * 128 + p.sfa_box_rows * 4 +
                                            (is_1d1d(spec.kind) ? c.block_n * 4 : 0));
+  p.constant_b = constant_b_spec(spec, m);
   return p;
 }
 

@@ -34,6 +34,9 @@ struct LaunchPlan {
   int a_box_rows = 0;
   int sfa_box_rows = 0;
   unsigned stage_tx_bytes = 0;  // bytes landing in one pipeline stage
+  // What a call with GemmOptions::b_constant runs instead (constant_b_spec; `spec` itself
+  // where no variant pays), resolved once with the plan.
+  KernelSpec constant_b;
 };
 
 // The launch of a GEMM kernel: its grid, block, shared memory, the cluster dimension when

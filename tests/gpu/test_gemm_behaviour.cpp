@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -177,9 +178,12 @@ TEST_F(GpuBehaviour, ConstantBGivesTheSameBits) {
   struct Shape {
     int64_t m, n, k;
   };
+  int variants = 0;  // shapes whose call with the option runs a constant-B ("_cb") kernel
   for (const Shape& s : {Shape{1, 32768, 512}, Shape{64, 4096, 7168}, Shape{128, 7168, 2048}, Shape{128, 2112, 7168},
                          Shape{77, 392, 1040}, Shape{200, 1024, 2048}}) {
     SCOPED_TRACE(testing::Message() << s.m << "x" << s.n << "x" << s.k);
+    const std::string name = kernel_name(GemmShape{s.m, s.n, s.k}, GemmOptions{true});
+    variants += name.size() > 3 && name.compare(name.size() - 3, 3, "_cb") == 0;
     Problem p(s.m, s.n, s.k, uint64_t(s.m * 7 + s.n));
     p.run();
     check(cudaDeviceSynchronize(), "without the option");
@@ -192,6 +196,7 @@ TEST_F(GpuBehaviour, ConstantBGivesTheSameBits) {
     p.expect_correct();
     EXPECT_TRUE(p.download_d() == plain) << "b_constant changed D";
   }
+  EXPECT_GE(variants, 2) << "the shapes no longer exercise the constant-B variant";
 }
 
 // With b_constant, A is still read only after the kernel before has finished: A is
