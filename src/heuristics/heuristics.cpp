@@ -117,8 +117,10 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device,
 std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
                                        const DeviceTraits& device, int64_t groups) {
   std::vector<RankedConfig> out;
-  // block_m = 192 (three math warpgroups) is left out until it has been measured on the
-  // GPU; explicit configs can use it.
+  // block_m = 192 (three math warpgroups) is not ranked: measured at M = 4096 it is within
+  // the run-to-run spread of the best 128- and 256-row tiles on every shape, never ahead
+  // of it (docs/PERFORMANCE.md, optimization log entries 10 and 26); explicit configs
+  // (KernelConfig, `--config` of bench and check) can use it.
   const int64_t group_m = (m + groups - 1) / std::max<int64_t>(groups, 1);  // rows of one group (m if 1)
   for (int block_m : {64, 128, 256}) {
     if (block_m > 64 && group_m <= block_m / 2) continue;  // half of every tile would be padding

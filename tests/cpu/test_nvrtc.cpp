@@ -51,6 +51,7 @@ TEST(Nvrtc, GemmKernelCompilesWithoutLocalMemory) {
            KernelSpec{KernelKind::Gemm1D2D, 4096, 7168, KernelConfig{64, 64, 8, 8, 0, 0, 2}},
            KernelSpec{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{128, 128, 4, 8, 0, 1, 2}},
            KernelSpec{KernelKind::Gemm1D2D, 7168, 16384, KernelConfig{192, 128, 5, 8, 0, 0, 1}},
+           KernelSpec{KernelKind::Gemm1D2D, 2112, 7168, KernelConfig{192, 128, 4, 8, 0, 1}},
            KernelSpec{KernelKind::Gemm1D2D, 2112, 7168, KernelConfig{128, 192, 4, 8, 2}},
            KernelSpec{KernelKind::Gemm1D2D, 7168, 16384, KernelConfig{64, 160, 7, 8, 0}},
        })

@@ -150,7 +150,7 @@ TEST_F(GpuTest, EveryConfigFamily) {
       {128, 128, 4, 8, 0, 1, 2},
       // One slab buffer per math warpgroup (slabs stored one after another).
       {256, 128, 4, 8, 1, 2}, {64, 128, 8, 8, 0, 2}, {128, 128, 5, 8, 0, 2, 2},
-      // Three math warpgroups (192-row tiles): explicit configs only until measured.
+      // Three math warpgroups (192-row tiles): explicit configs only (not ranked by the heuristic).
       {192, 128, 4, 8, 0, 1}, {192, 112, 5, 8, 0, 0}, {192, 128, 4, 8, 1, 1}, {192, 16, 8, 8, 0, 0},
   };
   // M = 700: 3 blocks of 256, 6 of 128 (+1 partial), 11 of 64; N = 2120: odd block counts
