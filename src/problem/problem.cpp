@@ -72,8 +72,8 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   // With two math warpgroups: 128 x 40 + 256 x 232 = 64512 = 384 x 168. With one there
   // is room to spare, and the producer's loops get more than the bare minimum.
   // With three: 128 x 56 + 384 x 152 = 65536 = 512 x 128 (with 32 for the producer, the
-  // scale-copier warp spilled 4 bytes at K >= 4096; 152 still fit the math warpgroups of
-  // 192 x 128 tiles without spills).
+  // kernels with K = 7168 spilled 4 bytes; 152 still fit the math warpgroups of 192 x 128
+  // tiles without spills).
   // 1D1D with two: 128 x 56 + 256 x 224 = 64512 (its producer warpgroup also holds the
   // epilogue's storer threads, which need more than 40).
   const bool wgrad_kind = is_1d1d(spec.kind);
