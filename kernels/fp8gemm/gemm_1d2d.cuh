@@ -231,41 +231,14 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     cluster_sync();
   else
     __syncthreads();
-  // Early B (kEarlyB > 0, chosen only when the caller promised that nothing still running
-  // writes B or its scales): the producer loads B of its first tile's first kEarlyB stages
-  // before waiting for the previous kernel, so that they stream in during its tail. A, the
-  // scales and D are touched only after the wait.
-  int early_stages = 0;
-  if constexpr (kEarlyB > 0) {
-    const int first_m_blocks = (m + kBlockM - 1) / kBlockM;
-    const int first_super_m = (first_m_blocks + kPairM - 1) / kPairM;
-    const int first = kCluster > 1 ? static_cast<int>(cluster_id()) : static_cast<int>(blockIdx.x);
-    const int first_kb = kSplitK == 2 ? static_cast<int>(rank) * kKPerSplit : 0;
-    const int end_kb = kSplitK == 2 ? imin(kKBlocks, first_kb + kKPerSplit) : kKBlocks;
-    if (first < first_super_m * kSuperN) {
-      early_stages = imin(kEarlyB, end_kb - first_kb);
-      if (threadIdx.x == kMathThreads) {
-        int sm, sn;
-        super_tile_coords<kSuperN, kGroupN>(first, first_super_m, sm, sn);
-        const int n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
-        for (int s = 0; s < early_stages; ++s) {
-          // The stage's whole byte count: A and its scales follow after the wait.
-          const u32 full = full_bars + 8 * s;
-          mbar_arrive_expect_tx(full, stage_tx_bytes);
-          load_b_stage(full, smem_b + s * kBBytes, first_kb + s, n_block * kBlockN);
-        }
-      }
-    }
-  }
-  // First global access (operands, scales, group data, D) below this line (B excepted
-  // with kEarlyB).
-  grid_dependency_wait();
-
+  // The tile schedule (kernel arguments only: no global memory read).
   const int m_blocks = grouped_m_blocks<kGrouping, kBlockM>(m, groups, group_rows);
   const int super_m = (m_blocks + kPairM - 1) / kPairM;
   const int num_super = super_m * kSuperN;
   const int first_super = kCluster > 1 ? static_cast<int>(cluster_id()) : static_cast<int>(blockIdx.x);
   const int super_step = kCluster > 1 ? static_cast<int>(cluster_count()) : static_cast<int>(gridDim.x);
+  const int kb_begin = kSplitK == 2 ? static_cast<int>(rank) * kKPerSplit : 0;
+  const int kb_end = kSplitK == 2 ? imin(kKBlocks, kb_begin + kKPerSplit) : kKBlocks;
   // This CTA's tile inside a super tile.
   auto tile_coords = [&](int super_tile, int& m_block, int& n_block) {
     int sm, sn;
@@ -273,6 +246,30 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     m_block = sm * kPairM + (kPairM > 1 ? static_cast<int>(rank) : 0);
     n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
   };
+
+  // Early B (kEarlyB > 0, chosen only when the caller promised that nothing still running
+  // writes B or its scales): the producer loads B of its first tile's first kEarlyB stages
+  // before waiting for the previous kernel, so that they stream in during its tail. A, the
+  // scales and D are touched only after the wait.
+  int early_stages = 0;
+  if constexpr (kEarlyB > 0) {
+    if (first_super < num_super) {
+      early_stages = imin(kEarlyB, kb_end - kb_begin);
+      if (threadIdx.x == kMathThreads) {
+        int m_block, n_block;
+        tile_coords(first_super, m_block, n_block);
+        for (int s = 0; s < early_stages; ++s) {
+          // The stage's whole byte count: A and its scales follow after the wait.
+          const u32 full = full_bars + 8 * s;
+          mbar_arrive_expect_tx(full, stage_tx_bytes);
+          load_b_stage(full, smem_b + s * kBBytes, kb_begin + s, n_block * kBlockN);
+        }
+      }
+    }
+  }
+  // First global access (operands, scales, group data, D) below this line (B excepted
+  // with kEarlyB).
+  grid_dependency_wait();
   // Masked: the CTAs walk only the active tiles, group after group (group g has
   // ceil(masked_m[g] / kBlockM) x kSuperN of them, rasterized within the group), so that
   // the rows past masked_m cost nothing. Each role walks its own copy; the same global
@@ -309,8 +306,6 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       return true;
     }
   };
-  const int kb_begin = kSplitK == 2 ? static_cast<int>(rank) * kKPerSplit : 0;
-  const int kb_end = kSplitK == 2 ? imin(kKBlocks, kb_begin + kKPerSplit) : kKBlocks;
 
   if (threadIdx.x >= kMathThreads) {
     release_registers<kProducerRegs>();
