@@ -520,6 +520,38 @@ host::Fp8Operand masked_operand(const host::GroupedShape& g, const GroupedLayout
   return a;
 }
 
+// The cuBLASLt side of a grouped bench: one prepared problem per distinct key among the
+// groups (an expert's row count, a group's K), configured by `add` for the first group with
+// that key; a group whose key is 0 has none (-1). On failure `why` says what cuBLASLt refused.
+struct GroupProblems {
+  std::vector<int> of_group;
+  int max_algorithms = 0;
+  std::string why;
+};
+
+GroupProblems group_problems(CublasLtGemm* cublas, const std::vector<int64_t>& keys,
+                             const std::function<int(int64_t group, std::string* why)>& add) {
+  GroupProblems out;
+  out.of_group.assign(keys.size(), -1);
+  std::map<int64_t, int> by_key;
+  cublas->reset();
+  for (size_t e = 0; e < keys.size(); ++e) {
+    if (keys[e] == 0) continue;
+    auto found = by_key.find(keys[e]);
+    if (found == by_key.end()) {
+      const int p = add(static_cast<int64_t>(e), &out.why);
+      if (p < 0) {
+        if (out.why.empty()) out.why = "cuBLASLt could not configure the problem";
+        return out;
+      }
+      found = by_key.emplace(keys[e], p).first;
+      out.max_algorithms = std::max(out.max_algorithms, cublas->algorithms(p));
+    }
+    out.of_group[e] = found->second;
+  }
+  return out;
+}
+
 // gemm_fp8_nt_grouped_contiguous / _masked on one shape of the set, against cuBLASLt's
 // Forward GEMM called once per expert (its real rows, rounded up to 4 as cuBLASLt requires)
 // in a loop inside the timed call; cuBLASLt is prepared once per distinct row count before
@@ -626,35 +658,18 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
       return row;
     }
     // One cuBLASLt problem per distinct row count, prepared with the first such expert's scales.
-    std::vector<int> problem(size_t(groups), -1);
-    std::map<int64_t, int> by_rows;
-    int max_algorithms = 0;
-    for (int64_t e = 0; e < groups; ++e) {
-      const int64_t r4 = rows4[size_t(e)];
-      if (r4 == 0) continue;
-      auto found = by_rows.find(r4);
-      if (found == by_rows.end()) {
-        std::string why;
-        const int p = by_rows.empty()
-                          ? (cublas->prepare(CublasLtGemm::Form::Forward, r4, n, k,
-                                             s[0].sfa_cublas.get<float>() + sfa_offset[size_t(e)],
-                                             s[0].sfb_cublas.get<float>() + e * nb * l4, &why)
-                                 ? 0
-                                 : -1)
-                          : cublas->add_problem(CublasLtGemm::Form::Forward, r4, n, k,
-                                                s[0].sfa_cublas.get<float>() + sfa_offset[size_t(e)],
-                                                s[0].sfb_cublas.get<float>() + e * nb * l4, &why);
-        if (p < 0) {
-          row.cublas_note = why;
-          return row;
-        }
-        found = by_rows.emplace(r4, p).first;
-        max_algorithms = std::max(max_algorithms, cublas->algorithms(p));
-      }
-      problem[size_t(e)] = found->second;
+    const GroupProblems problems = group_problems(cublas, rows4, [&](int64_t e, std::string* why) {
+      return cublas->add_problem(CublasLtGemm::Form::Forward, rows4[size_t(e)], n, k,
+                                 s[0].sfa_cublas.get<float>() + sfa_offset[size_t(e)],
+                                 s[0].sfb_cublas.get<float>() + e * nb * l4, why);
+    });
+    if (!problems.why.empty()) {
+      row.cublas_note = problems.why;
+      return row;
     }
+    const std::vector<int>& problem = problems.of_group;
     time_cublas(
-        &row, flops, max_algorithms, ours,
+        &row, flops, problems.max_algorithms, ours,
         [&](int algo, int i, cudaStream_t st) {
           const Set& x = s[size_t(i)];
           for (int64_t e = 0; e < groups; ++e) {
@@ -754,30 +769,19 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
   if (cublas != nullptr && !cublas_fits) row.cublas_note = "M or N not a multiple of 4";
   if (cublas != nullptr && cublas_fits) {
     // One cuBLASLt problem per distinct K_g.
-    std::map<int32_t, int> by_k;
-    std::vector<int> problem(size_t(groups), -1);
-    int max_algorithms = 0;
-    for (int64_t e = 0; e < groups; ++e) {
-      const int32_t kg = ks[size_t(e)];
-      if (kg == 0) continue;
-      auto found = by_k.find(kg);
-      if (found == by_k.end()) {
-        std::string why;
-        const float* sfa = s[0].sfa.get<float>() + start[size_t(e)] / 128 * m;
-        const float* sfb = s[0].sfb.get<float>() + start[size_t(e)] / 128 * n;
-        if (by_k.empty()) cublas->reset();
-        const int p = cublas->add_problem(CublasLtGemm::Form::WeightGradient, m, n, kg, sfa, sfb, &why, k);
-        if (p < 0) {
-          row.cublas_note = why;
-          return row;
-        }
-        found = by_k.emplace(kg, p).first;
-        max_algorithms = std::max(max_algorithms, cublas->algorithms(p));
-      }
-      problem[size_t(e)] = found->second;
+    const GroupProblems problems =
+        group_problems(cublas, std::vector<int64_t>(ks.begin(), ks.end()), [&](int64_t e, std::string* why) {
+          const float* sfa = s[0].sfa.get<float>() + start[size_t(e)] / 128 * m;
+          const float* sfb = s[0].sfb.get<float>() + start[size_t(e)] / 128 * n;
+          return cublas->add_problem(CublasLtGemm::Form::WeightGradient, m, n, ks[size_t(e)], sfa, sfb, why, k);
+        });
+    if (!problems.why.empty()) {
+      row.cublas_note = problems.why;
+      return row;
     }
+    const std::vector<int>& problem = problems.of_group;
     time_cublas(
-        &row, flops, max_algorithms, ours,
+        &row, flops, problems.max_algorithms, ours,
         [&](int algo, int i, cudaStream_t st) {
           const Set& x = s[size_t(i)];
           for (int64_t e = 0; e < groups; ++e) {
