@@ -77,7 +77,7 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   // 1D1D with two: 128 x 56 + 256 x 224 = 64512 (its producer warpgroup also holds the
   // epilogue's storer threads, which need more than 40).
   const bool wgrad_kind = is_1d1d(spec.kind);
-  l.producer_registers = l.math_warpgroups == 1 ? 56 : l.math_warpgroups == 3 ? 56 : wgrad_kind ? 56 : 40;
+  l.producer_registers = l.math_warpgroups == 2 && !wgrad_kind ? 40 : 56;
   l.math_registers = l.math_warpgroups == 1 ? 248 : l.math_warpgroups == 3 ? 152 : wgrad_kind ? 224 : 232;
   l.a_stage_bytes = c.block_m * 128;
   l.b_stage_bytes = c.block_n * 128;
