@@ -30,6 +30,14 @@ TEST(Problem, LayoutDerivedInOnePlace) {
   EXPECT_EQ(one.threads, 256);
   EXPECT_LE(one.producer_registers * 128 + one.math_registers * 128, 65536);
   EXPECT_EQ(one.producer_registers, 56);
+  // Three math warpgroups (192-row tiles): 512 threads at 128 registers each, all of it
+  // handed out (the producer at 32 spilled; see kernel_layout).
+  const KernelLayout three = kernel_layout(spec(2112, 7168, 192, 128, 4));
+  EXPECT_EQ(three.math_warpgroups, 3);
+  EXPECT_EQ(three.threads, 512);
+  EXPECT_EQ(three.producer_registers * 128 + three.math_registers * 384, 65536);
+  EXPECT_EQ(three.producer_registers, 56);
+  EXPECT_EQ(three.math_registers % 8, 0);
 }
 
 TEST(Problem, OutputTileOnlyForBlockNMultipleOf64) {
