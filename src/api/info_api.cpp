@@ -72,7 +72,8 @@ std::string kernel_name(const GemmShape& shape) { return planned_spec(shape).slu
 
 std::string kernel_name(const GemmShape& shape, const GemmOptions& options) {
   const KernelSpec spec = planned_spec(shape);
-  return (options.b_constant && shape.kind == GemmKind::Forward ? constant_b_spec(spec, shape.m) : spec).slug();
+  // (constant_b_spec keeps the spec of every kind but the dense forward GEMM.)
+  return (options.b_constant ? constant_b_spec(spec, shape.m) : spec).slug();
 }
 
 Stats stats() {
