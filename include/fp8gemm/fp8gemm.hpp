@@ -244,10 +244,12 @@ struct KernelConfig {
   int stages = 4;     // TMA pipeline depth; must fit in shared memory
   int group_n = 8;    // tile rasterization: stripes of this many N blocks
   int multicast = 0;  // 0 none; 1: CTA pairs share A; 2: CTA pairs share B (clusters of two)
-  // Epilogue: 1 = through shared-memory slabs and TMA stores overlapping the next tile
-  // (needs block_n % 64 == 0 and BLOCK_M x BLOCK_N x 2 bytes of shared memory); 2 = the
-  // same through one 8 KB slab per math warpgroup (more shared memory for stages);
-  // 0 = direct stores; -1 = 1 when block_n allows it.
+  // Epilogue: 1 = through shared-memory 64x64 slabs and TMA stores overlapping the next
+  // tile (needs block_n >= 64 and 8 KB of shared memory per slab: BLOCK_M x BLOCK_N x 2
+  // bytes when block_n % 64 == 0; otherwise the last slab of each 64-row wave overlaps
+  // the one before); 2 = the same through one 8 KB slab per math warpgroup (more shared
+  // memory for stages); 0 = direct stores; -1 = 1 when block_n % 64 == 0 (% 128 with
+  // split_k = 2), else 0.
   int tma_store = -1;
   // 2: CTA pairs split K for the same tile and add their partial sums on chip (small M;
   // deterministic; excludes multicast). 1: no split.

@@ -37,14 +37,16 @@ __device__ __forceinline__ void super_tile_coords(int super_tile, int super_m, i
 
 // acc += part x scale, per 8-column chunk of the wgmma fragment: chunks below kFirst
 // take the first B scale block's products (s_first0 for row r, s_first1 for row r + 8),
-// the rest the second's. kFirst is a compile-time constant, so no per-chunk selects.
+// the next 16 chunks (128 columns) the second's, any after those the third's. kFirst is
+// a compile-time constant, so no per-chunk selects.
 template <int kFirst, int kChunks>
 __device__ __forceinline__ void promote(float (&acc)[kChunks * 4], const float (&part)[kChunks * 4], float s_first0,
-                                        float s_first1, float s_second0, float s_second1) {
+                                        float s_first1, float s_second0, float s_second1, float s_third0,
+                                        float s_third1) {
 #pragma unroll
   for (int i = 0; i < kChunks; ++i) {
-    const float t0 = i < kFirst ? s_first0 : s_second0;
-    const float t1 = i < kFirst ? s_first1 : s_second1;
+    const float t0 = i < kFirst ? s_first0 : i < kFirst + 16 ? s_second0 : s_third0;
+    const float t1 = i < kFirst ? s_first1 : i < kFirst + 16 ? s_second1 : s_third1;
     acc[4 * i + 0] += t0 * part[4 * i + 0];
     acc[4 * i + 1] += t0 * part[4 * i + 1];
     acc[4 * i + 2] += t1 * part[4 * i + 2];
@@ -57,14 +59,16 @@ __device__ __forceinline__ void promote(float (&acc)[kChunks * 4], const float (
 // cross a 128-column scale boundary.
 template <int kChunks, int kStep, int kFirst = kStep>
 __device__ __forceinline__ void promote_dispatch(int first, float (&acc)[kChunks * 4], const float (&part)[kChunks * 4],
-                                                 float s_first0, float s_first1, float s_second0, float s_second1) {
+                                                 float s_first0, float s_first1, float s_second0, float s_second1,
+                                                 float s_third0, float s_third1) {
   if constexpr (kFirst >= kChunks) {
-    promote<kChunks, kChunks>(acc, part, s_first0, s_first1, s_second0, s_second1);
+    promote<kChunks, kChunks>(acc, part, s_first0, s_first1, s_second0, s_second1, s_third0, s_third1);
   } else {
     if (first == kFirst)
-      promote<kFirst, kChunks>(acc, part, s_first0, s_first1, s_second0, s_second1);
+      promote<kFirst, kChunks>(acc, part, s_first0, s_first1, s_second0, s_second1, s_third0, s_third1);
     else
-      promote_dispatch<kChunks, kStep, kFirst + kStep>(first, acc, part, s_first0, s_first1, s_second0, s_second1);
+      promote_dispatch<kChunks, kStep, kFirst + kStep>(first, acc, part, s_first0, s_first1, s_second0, s_second1,
+                                                       s_third0, s_third1);
   }
 }
 
@@ -149,14 +153,21 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
   constexpr u32 kABytes = kBlockM * 128;
   constexpr u32 kBBytes = kBlockN * 128;
   constexpr u32 kSfaBytes = kBlockM * 4;
-  constexpr u32 kSfbBytes = 2 * kKBlocks * 4;  // one tile's B scales: two rows of ceil(K/128)
+  // A tile crosses a 128-column scale boundary only at multiples of gcd(kBlockN, 128)
+  // (in 8-column chunks); it touches at most two scale blocks when kBlockN - gcd <= 128,
+  // else three (176 columns).
+  constexpr int kSplitStep = (kBlockN % 128 == 0 ? 128 : kBlockN % 64 == 0 ? 64 : kBlockN % 32 == 0 ? 32 : 16) / 8;
+  constexpr int kScaleRows = kBlockN - 8 * kSplitStep > 128 ? 3 : 2;
+  constexpr u32 kSfbBytes = kScaleRows * kKBlocks * 4;  // one tile's B scales: a row of ceil(K/128) per block
   // kTmaStore: 0 = the math threads store to global memory directly; otherwise the
   // tile goes out through shared memory and TMA stores of 64x64 slabs (128-byte
   // swizzle): 1 = a buffer for every slab of the tile, 2 = one buffer per warpgroup.
-  static_assert(kTmaStore == 0 || kBlockN % 64 == 0, "TMA stores go in 64-column slabs");
+  // When kBlockN is not a multiple of 64 the last slab holds the tile's last 64 columns
+  // and overlaps the one before it: those columns are stored twice with the same values.
+  static_assert(kTmaStore == 0 || kBlockN >= 64, "TMA stores go in 64-column slabs");
+  constexpr int kSlabsN = (kBlockN + 63) / 64;
   constexpr u32 kSlabBytes = 64 * 128;
-  constexpr int kDBuffers =
-      kTmaStore == 1 ? kWaves * (kBlockN / 64) / (kSplitK == 2 ? 2 : 1) : 1;
+  constexpr int kDBuffers = kTmaStore == 1 ? kWaves * kSlabsN / (kSplitK == 2 ? 2 : 1) : 1;
   constexpr u32 kDBytes = kTmaStore != 0 ? kMathWarpgroups * kDBuffers * kSlabBytes : 0;
   constexpr int kAccum = kBlockN / 2;
   constexpr int kChunks = kBlockN / 8;
@@ -344,7 +355,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       }
       allow_dependent_launch();  // every operand load of this CTA is issued
     } else if (producer_warp == 1) {
-      // Copies each tile's B scales (all K blocks, both 128-column blocks the tile may
+      // Copies each tile's B scales (all K blocks, every 128-column block the tile may
       // touch) into one of two shared buffers, a tile ahead of the math warpgroups.
       int local = 0;  // active tiles so far
       MaskedWalk walk = walk_start();
@@ -361,6 +372,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         const long long group_first = static_cast<long long>(tr.group) * kScaleNBlocks;
         const float* row0 = sfb + (group_first + first) * sfb_stride_n;
         const float* row1 = sfb + (group_first + second) * sfb_stride_n;
+        const float* row2 = sfb + (group_first + imin(second + 1, kScaleNBlocks - 1)) * sfb_stride_n;
         const u32 dst = smem_sfb + buffer * kSfbBytes;
         // The math warpgroups start a tile only once all its scales are here, so the loads
         // go out in batches (up to 4 K blocks per lane in flight: the producer has few
@@ -369,13 +381,14 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         constexpr int kBatch = kPerLane < 4 ? kPerLane : 4;
 #pragma unroll 1
         for (int j0 = 0; j0 < kPerLane; j0 += kBatch) {
-          float s0[kBatch], s1[kBatch];
+          float s0[kBatch], s1[kBatch], s2[kBatch];
 #pragma unroll
           for (int j = 0; j < kBatch; ++j) {
             const int kb = lane + 32 * (j0 + j);
             if (kb < kKBlocks) {
               s0[j] = ldg_f32(row0 + kb * sfb_stride_k);
               s1[j] = ldg_f32(row1 + kb * sfb_stride_k);
+              if constexpr (kScaleRows == 3) s2[j] = ldg_f32(row2 + kb * sfb_stride_k);
             }
           }
 #pragma unroll
@@ -384,6 +397,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
             if (kb < kKBlocks) {
               st_shared_f32(dst + kb * 4, s0[j]);
               st_shared_f32(dst + (kKBlocks + kb) * 4, s1[j]);
+              if constexpr (kScaleRows == 3) st_shared_f32(dst + (2 * kKBlocks + kb) * 4, s2[j]);
             }
           }
         }
@@ -399,8 +413,6 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     const int wave_row = (threadIdx.x / 32 % 4) * 16 + lane / 4;
     const int wg_row0 = warpgroup * (kBlockM / kMathWarpgroups);
     const int col_in_chunk = 2 * (lane % 4);
-    // A tile crosses a 128-column scale boundary only at multiples of gcd(kBlockN, 128).
-    constexpr int kSplitStep = (kBlockN % 128 == 0 ? 128 : kBlockN % 64 == 0 ? 64 : kBlockN % 32 == 0 ? 32 : 16) / 8;
 
     // Descriptors of stage 0 (k = 0) for this warpgroup's first wave; waves, stages
     // and k steps only add to the start address (a k32 step is 32 bytes: +2).
@@ -426,11 +438,13 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     // After the wgmma group of `buf` completed: optionally frees the stage (one arrival
     // per warp on every CTA of the cluster, after the scale loads are consumed), then
     // promotes into the wave's result.
-    auto retire = [&](float(&buf)[kAccum], int stage, int w, float sa0, float sa1, float sb0, float sb1,
+    // (sb2: the third scale block's, used only when a tile can touch three.)
+    auto retire = [&](float(&buf)[kAccum], int stage, int w, float sa0, float sa1, float sb0, float sb1, float sb2,
                       int first_chunks, bool release) {
 #pragma unroll
       for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
       const float s00 = sa0 * sb0, s10 = sa1 * sb0, s01 = sa0 * sb1, s11 = sa1 * sb1;
+      const float s02 = kScaleRows == 3 ? sa0 * sb2 : s01, s12 = kScaleRows == 3 ? sa1 * sb2 : s11;
       if (release) {
         __syncwarp();
         if (lane == 0) {
@@ -442,7 +456,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
           }
         }
       }
-      promote_dispatch<kChunks, kSplitStep>(first_chunks, acc[w], buf, s00, s10, s01, s11);
+      promote_dispatch<kChunks, kSplitStep>(first_chunks, acc[w], buf, s00, s10, s01, s11, s02, s12);
     };
     auto load_sa = [&](int stage, int w, float& sa0, float& sa1) {
       const u32 sfa = smem_sfa + stage * kSfaBytes + (wg_row0 + w * 64 + wave_row) * 4;
@@ -474,6 +488,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         sb0 = ld_shared_f32(sfb_tile + kb * 4);
         sb1 = ld_shared_f32(sfb_tile + (kKBlocks + kb) * 4);
       };
+      auto load_sb2 = [&](int kb) { return kScaleRows == 3 ? ld_shared_f32(sfb_tile + (2 * kKBlocks + kb) * 4) : 0.0f; };
 
       // Nothing is in flight across a loop's back edge: ptxas cannot follow a wgmma
       // group there and would serialize every wgmma (C7514).
@@ -497,9 +512,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
           load_sb(kb, sb_a0, sb_a1);
           load_sb(kb + 1, sb_b0, sb_b1);
           wgmma_wait<1>();
-          retire(part[0], stage_a, 0, sa_a0, sa_a1, sb_a0, sb_a1, first_chunks, true);
+          retire(part[0], stage_a, 0, sa_a0, sa_a1, sb_a0, sb_a1, sb_a1, first_chunks, true);
           wgmma_wait<0>();
-          retire(part[kBuffers - 1], stage_b, 0, sa_b0, sa_b1, sb_b0, sb_b1, first_chunks, true);
+          retire(part[kBuffers - 1], stage_b, 0, sa_b0, sa_b1, sb_b0, sb_b1, sb_b1, first_chunks, true);
         }
         if (kb < kb_end) {
           float sa0, sa1, sb0, sb1;
@@ -510,7 +525,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
           cursor.advance();
           load_sb(kb, sb0, sb1);
           wgmma_wait<0>();
-          retire(part[0], stage, 0, sa0, sa1, sb0, sb1, first_chunks, true);
+          retire(part[0], stage, 0, sa0, sa1, sb0, sb1, sb1, first_chunks, true);
         }
       } else {
         // One K block per iteration; per wave: 4 wgmma k32 steps, wait, promote. The
@@ -523,11 +538,12 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
 #pragma unroll
           for (int w = 0; w < kWaves; ++w) load_sa(stage, w, sa[w][0], sa[w][1]);
           load_sb(kb, sb0, sb1);
+          const float sb2 = load_sb2(kb);
 #pragma unroll
           for (int w = 0; w < kWaves; ++w) {
             issue(part[0], stage, w);
             wgmma_wait<0>();
-            retire(part[0], stage, w, sa[w][0], sa[w][1], sb0, sb1, first_chunks, w == kWaves - 1);
+            retire(part[0], stage, w, sa[w][0], sa[w][1], sb0, sb1, sb2, first_chunks, w == kWaves - 1);
           }
           cursor.advance();
         }
@@ -626,6 +642,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       };
       // Masked: a wave whose 64 rows reach past masked_m goes out directly (a 64-row TMA
       // box would write the rows past it, which must stay untouched).
+      // Slab j covers columns [64 j, 64 j + 64) of the tile; the last one ends at kBlockN.
+      auto slab_first_column = [](int j) { return j < kSlabsN - 1 ? 64 * j : kBlockN - 64; };
       auto wave_by_tma = [&](int w) { return kGrouping != 2 || tr.row0 + wg_row0 + w * 64 + 64 <= tr.limit; };
       if constexpr (kTmaStore != 0) {
         // Each warpgroup writes its rows as bf16 into swizzled 64x64 slab buffers
@@ -646,8 +664,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
               continue;
             }
 #pragma unroll
-            for (int j = 0; j < kBlockN / 64; ++j) {
+            for (int j = 0; j < kSlabsN; ++j) {
               if (j * 8 < own_lo || j * 8 >= own_hi) continue;
+              const int slab_chunk0 = slab_first_column(j) / 8;
               const u32 buf = wg_buffers + static_cast<u32>(q % kDBuffers) * kSlabBytes;
               if (kDBuffers == 1 || q == 0) {
                 if (leader) bulk_wait_group_read0();
@@ -658,7 +677,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
               // lane l addresses row l % 8 of matrix l / 8, chunk k of row r sitting at k ^ (r % 8).
 #pragma unroll
               for (int c = 0; c < 8; c += 2) {
-                const int i = 8 * j + c;
+                const int i = slab_chunk0 + c;
                 const u32 row = static_cast<u32>(warp_row0 + (lane / 8 % 2) * 8 + lane % 8);
                 const u32 chunk = static_cast<u32>(c + lane / 16) ^ static_cast<u32>(lane % 8);
                 stmatrix_x4(buf + row * 128 + (chunk << 4), pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]),
@@ -672,7 +691,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
                 named_barrier_sync(1 + warpgroup, 128);
               }
               if (kDBuffers == 1 && leader) {
-                tma_store_2d(&tmap_d, buf, n0 + 64 * j, tr.row0 + wg_row0 + w * 64);
+                tma_store_2d(&tmap_d, buf, n0 + slab_first_column(j), tr.row0 + wg_row0 + w * 64);
                 bulk_commit_group();
               }
             }
@@ -687,9 +706,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
 #pragma unroll
             for (int w = 0; w < kWaves; ++w)
 #pragma unroll
-              for (int j = 0; j < kBlockN / 64; ++j) {
+              for (int j = 0; j < kSlabsN; ++j) {
                 if (j * 8 < own_lo || j * 8 >= own_hi || !wave_by_tma(w)) continue;
-                tma_store_2d(&tmap_d, wg_buffers + static_cast<u32>(r++) * kSlabBytes, n0 + 64 * j,
+                tma_store_2d(&tmap_d, wg_buffers + static_cast<u32>(r++) * kSlabBytes, n0 + slab_first_column(j),
                              tr.row0 + wg_row0 + w * 64);
               }
             bulk_commit_group();

@@ -33,6 +33,10 @@ constexpr double kSplitExchangeCycles = 3000;  // split-K: partial sums through 
 constexpr int kMaxStages = 8;
 constexpr double kWgradKBlockFactor = 1.25;  // estimate, not yet fitted
 
+// (176 columns, whose tiles may touch three blocks of B's scales, is legal for explicit
+// configs but not ranked: 2112x7168 at M = 4096 in 384 such tiles (2.91 waves) measured
+// 105.5 / 105.7 us against 104.0 / 101.2 for 352 tiles of 192 (2.67 waves): under the
+// power cap the SMs of a partial last wave are not lost, the busy ones run faster.)
 const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
 
 // L2 bytes one CTA reads per K block: a multicast operand is read once per pair.
@@ -43,7 +47,7 @@ double l2_bytes_per_k_block(const KernelConfig& c, int64_t m) {
 
 }  // namespace
 
-double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups) {
+Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups) {
   const KernelConfig& c = spec.config;
   const KernelLayout l = kernel_layout(spec);
   const int64_t group_m = (m + groups - 1) / std::max<int64_t>(groups, 1);
@@ -70,7 +74,7 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device,
   const double l2 = l2_bytes_per_k_block(c, group_m) / (kL2BytesPerCycle / static_cast<double>(active));
   // Stages hide load latency; too few expose it.
   const double latency_penalty = c.stages < 4 ? (4 - c.stages) * 0.04 : 0.0;
-  const double slabs_per_warpgroup = c.block_m / 64.0 / l.math_warpgroups * (c.block_n / 64.0);
+  const double slabs_per_warpgroup = c.block_m / 64.0 / l.math_warpgroups * ((c.block_n + 63) / 64);
   const bool wgrad = is_1d1d(spec.kind);
   // 1D1D: fp32 slabs through TMA (twice the bytes of bf16); its promotion scales every
   // column separately (a multiply more per element).
@@ -111,7 +115,11 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device,
   const double memory_us = bytes / kHbmBytesPerSecond * 1e6 * static_cast<double>(waves * slots) /
                                static_cast<double>(super_tiles) +
                            (fill_cycles + k_block_cycles + tile_end) / (kClockGHz * 1e3);
-  return std::max(compute_us, memory_us);
+  return Prediction{compute_us, memory_us};
+}
+
+double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups) {
+  return predict(spec, m, device, groups).us();
 }
 
 std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
@@ -136,7 +144,6 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
         // the H200 within noise; it stays available to explicit configs and the tuner.
         for (int tma_store : {1, 0})
         for (int split_k : {1, 2}) {
-          if (tma_store != 0 && block_n % (split_k == 2 ? 128 : 64) != 0) continue;
           // Split-K only for problems whose tiles leave SMs idle.
           if (split_k == 2 && (multicast != 0 || (m + block_m - 1) / block_m * ((n + block_n - 1) / block_n) >=
                                                      device.num_sms))
@@ -152,7 +159,18 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
             if (kernel_layout(spec).smem_bytes <= device.max_smem_bytes) break;
           }
           if (!spec_illegal_reason(spec).empty()) continue;
-          const double predicted = predict_us(spec, m, device, groups);
+          const Prediction prediction = predict(spec, m, device, groups);
+          // TMA stores with block_n % 64 != 0 (the last slab overlaps the one before, some
+          // columns go out twice) only for tiles of two math warpgroups where the tensor
+          // cores bound the time: measured 5 % faster than direct stores at M = 4096
+          // (576x7168, 144 columns), but no faster where HBM bounds it, which the model
+          // cannot resolve (24576x1536 at M = 64, 96 columns: 12.2 against 11.9 us for 64;
+          // 7168x2048 at M = 128, 64x112 tiles: 7.3 against 7.2 us for 64x128; masked
+          // 20-row experts at 112 columns: 71.3 against 69.7 us direct).
+          if (tma_store != 0 && block_n % 64 != 0 &&
+              (block_m < 128 || prediction.memory_us >= prediction.compute_us))
+            continue;
+          const double predicted = prediction.us();
           if (k_grouped) {
             spec.kind = KernelKind::KGrouped;
             spec.k = 0;

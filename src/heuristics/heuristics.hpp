@@ -27,6 +27,15 @@ struct RankedConfig {
 std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
                                        const DeviceTraits& device, int64_t groups = 1);
 
+// The model's two bounds for one spec at a given M: the tensor-core side (waves x per-tile
+// time) and the HBM side (bytes at measured bandwidth, plus what does not overlap them).
+struct Prediction {
+  double compute_us = 0.0;
+  double memory_us = 0.0;
+  double us() const { return compute_us > memory_us ? compute_us : memory_us; }
+};
+Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups = 1);
+
 // The model's estimate for one spec at a given M (exposed for tests and the tuner).
 double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups = 1);
 

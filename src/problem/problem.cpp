@@ -84,8 +84,10 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   l.sfa_stage_bytes = c.block_m * 4;
   l.tma_store = c.tma_store != 0;
   {
-    // 64x64 bf16 slab buffers per math warpgroup: every slab it stores (1) or one (2).
-    const int slabs = c.block_m / 64 / l.math_warpgroups * (c.block_n / 64) / (c.split_k == 2 ? 2 : 1);
+    // 64x64 bf16 slab buffers per math warpgroup: every slab it stores (1) or one (2);
+    // ceil(block_n / 64) slabs per 64-row wave (the last one overlaps the one before
+    // when block_n is not a multiple of 64).
+    const int slabs = c.block_m / 64 / l.math_warpgroups * ((c.block_n + 63) / 64) / (c.split_k == 2 ? 2 : 1);
     const int buffers = c.tma_store == 1 ? slabs : 1;
     l.d_tile_bytes = l.tma_store ? l.math_warpgroups * buffers * 64 * 128 : 0;
   }
@@ -93,13 +95,14 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   // 64 x block_n result of each math warpgroup.
   if (is_1d1d(spec.kind)) l.d_tile_bytes = l.math_warpgroups * (c.block_n / 16) * 4096;
   l.k_blocks = static_cast<int>((spec.k + 127) / 128);
-  // Two tile buffers of B scales (two rows of k_blocks floats each), 8-byte aligned
-  // barriers: full/empty per stage plus full/empty per B-scale buffer.
-  // 1D2D: two tile buffers of B scales (two rows of k_blocks floats each). 1D1D: B's
-  // scales come per stage like A's.
+  // 8-byte aligned barriers: full/empty per stage plus full/empty per B-scale buffer.
+  // 1D2D: two tile buffers of B scales, a row of k_blocks floats for each 128-column block
+  // a tile may touch (two, or three when block_n - gcd(block_n, 128) > 128: 176 columns).
+  // 1D1D: B's scales come per stage like A's.
   const bool wgrad = is_1d1d(spec.kind);
+  const int scale_rows = c.block_n - std::gcd(c.block_n, 128) > 128 ? 3 : 2;
   // (1D1D: each stage's slot padded to the 128 bytes a TMA destination is aligned to.)
-  const int sfb_bytes = wgrad ? c.stages * ((c.block_n * 4 + 127) / 128 * 128) : 2 * (2 * l.k_blocks * 4);
+  const int sfb_bytes = wgrad ? c.stages * ((c.block_n * 4 + 127) / 128 * 128) : 2 * (scale_rows * l.k_blocks * 4);
   const int waves_per_warpgroup = c.block_m / 64 / l.math_warpgroups;
   l.split_exchange_bytes = c.split_k == 2 ? waves_per_warpgroup * (c.block_n / 4) * l.math_warpgroups * 128 * 4 : 0;
   const int barrier_bytes = wgrad ? 8 * (2 * c.stages + 4) : 8 * (2 * c.stages + 4 + (c.split_k == 2 ? 2 : 0));
@@ -180,12 +183,11 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
     return fmt::format("split_k=2 needs at least two 128-deep K blocks (K={})", spec.k);
   if (c.split_k == 2 && c.tma_store != 0 && c.block_n % 128 != 0)
     return fmt::format("split_k=2 with tma_store needs block_n % 128 == 0 (each CTA stores whole 64-column slabs)");
-  if (c.tma_store != 0 && c.block_n % 64 != 0)
-    return fmt::format("tma_store={} needs block_n % 64 == 0 (64-column output slabs), not {}", c.tma_store,
-                       c.block_n);
-  // A tile may straddle at most two 128-column blocks of B's scales.
-  if (c.block_n - std::gcd(c.block_n, 128) > 128)
-    return fmt::format("block_n={} would straddle three 128-column scale blocks", c.block_n);
+  if (c.tma_store != 0 && c.block_n < 64)
+    return fmt::format("tma_store={} needs block_n >= 64 (64-column output slabs), not {}", c.tma_store, c.block_n);
+  // The weight-gradient kernel is built for tiles that touch at most two 128-column blocks.
+  if (is_1d1d(spec.kind) && c.block_n - std::gcd(c.block_n, 128) > 128)
+    return fmt::format("block_n={} must have block_n - gcd(block_n, 128) <= 128 (weight gradient)", c.block_n);
   if (c.stages < 2 || c.stages > 16) return fmt::format("stages={} must be in [2, 16]", c.stages);
   if (c.group_n < 1 || c.group_n > 64) return fmt::format("group_n={} must be in [1, 64]", c.group_n);
   const KernelLayout l = kernel_layout(spec);

@@ -54,7 +54,7 @@ TEST(ApiWithoutGpu, IllegalConfigIsRejectedBeforeLaunch) {
   const ScaleMatrix sb = block_scales(reinterpret_cast<const float*>(0x500000000), n, k);
   for (const KernelConfig& bad : {KernelConfig{96, 128, 4, 8, 0}, KernelConfig{256, 192, 3, 8, 0},
                                   KernelConfig{128, 120, 4, 8, 0}, KernelConfig{128, 128, 4, 8, 5},
-                                  KernelConfig{128, 128, 1, 8, 0}, KernelConfig{128, 112, 4, 8, 0, 1},
+                                  KernelConfig{128, 128, 1, 8, 0}, KernelConfig{128, 48, 4, 8, 0, 1},
                                   KernelConfig{64, 64, 8, 8, 1, -1, 2}, KernelConfig{64, 64, 8, 8, 0, -1, 4}}) {
     try {
       gemm_fp8_nt(a, sa, b, sb, d, bad);

@@ -49,7 +49,7 @@ TEST(Codegen, WgmmaWrapperOperands) {
 }
 
 TEST(Codegen, IllegalSpecIsAnInternalError) {
-  EXPECT_THROW(generate_kernel(spec(7168, 2048, 128, 176, 4)), fp8gemm::Error);
+  EXPECT_THROW(generate_kernel(spec(7168, 2048, 128, 208, 4)), fp8gemm::Error);
 }
 
 TEST(Codegen, EmbeddedHeadersPresentAndToolkitFree) {

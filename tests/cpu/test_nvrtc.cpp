@@ -54,6 +54,9 @@ TEST(Nvrtc, GemmKernelCompilesWithoutLocalMemory) {
            KernelSpec{KernelKind::Gemm1D2D, 2112, 7168, KernelConfig{192, 128, 4, 8, 0, 1}},
            KernelSpec{KernelKind::Gemm1D2D, 2112, 7168, KernelConfig{128, 192, 4, 8, 2}},
            KernelSpec{KernelKind::Gemm1D2D, 7168, 16384, KernelConfig{64, 160, 7, 8, 0}},
+           // Three scale blocks per tile, overlapping output slabs.
+           KernelSpec{KernelKind::Gemm1D2D, 2112, 7168, KernelConfig{128, 176, 4, 8, 0, 1}},
+           KernelSpec{KernelKind::Gemm1D2D, 576, 7168, KernelConfig{128, 144, 5, 8, 0, 1}},
        })
     expect_clean_kernel(s);
 }

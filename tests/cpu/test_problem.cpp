@@ -40,7 +40,7 @@ TEST(Problem, LayoutDerivedInOnePlace) {
   EXPECT_EQ(three.math_registers % 8, 0);
 }
 
-TEST(Problem, OutputTileOnlyForBlockNMultipleOf64) {
+TEST(Problem, OutputSlabsCoverBlockN) {
   KernelSpec with_tile = spec(7168, 2048, 128, 128, 5);
   with_tile.config.tma_store = 1;
   EXPECT_EQ(spec_illegal_reason(with_tile), "");
@@ -61,9 +61,17 @@ TEST(Problem, OutputTileOnlyForBlockNMultipleOf64) {
   EXPECT_EQ(one_buffer.slug(), "gemm1d2d_n7168_k2048_bm256_bn128_s4_g8_ts1");
   one_buffer.config.tma_store = 1;
   EXPECT_NE(spec_illegal_reason(one_buffer), "");
-  KernelSpec odd = spec(7168, 2048, 128, 112, 5);
-  odd.config.tma_store = 1;  // 64-column slabs only
-  EXPECT_NE(spec_illegal_reason(odd), "");
+  // block_n not a multiple of 64: ceil(block_n / 64) slabs per wave, the last one
+  // overlapping the one before.
+  KernelSpec odd = spec(7168, 2048, 128, 144, 5);
+  odd.config.tma_store = 1;
+  EXPECT_EQ(spec_illegal_reason(odd), "");
+  EXPECT_EQ(kernel_layout(odd).d_tile_bytes, 2 * 3 * 64 * 64 * 2);
+  odd.config.tma_store = 2;
+  EXPECT_EQ(kernel_layout(odd).d_tile_bytes, 2 * 64 * 64 * 2);
+  KernelSpec narrow = spec(7168, 2048, 128, 48, 5);
+  narrow.config.tma_store = 1;  // narrower than one slab
+  EXPECT_NE(spec_illegal_reason(narrow), "");
 }
 
 TEST(Problem, ThreeMathWarpgroupsFor192Rows) {
@@ -84,7 +92,16 @@ TEST(Problem, LegalityRules) {
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 192, 144, 4)), "");  // 160 registers each: block_n <= 128
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 256, 144, 3)), "");  // 2 waves + buffer would not fit in registers
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 208, 3)), "");  // result + buffer would not fit
-  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 176, 3)), "");  // would straddle three scale blocks
+  // 176 columns: a tile may touch three 128-column blocks of B's scales (a third row of
+  // them per tile buffer); not for the weight gradient.
+  const KernelSpec three_blocks = spec(7168, 2048, 128, 176, 3);
+  EXPECT_EQ(spec_illegal_reason(three_blocks), "");
+  const KernelSpec two_blocks = spec(7168, 2048, 128, 160, 3);
+  EXPECT_EQ(kernel_layout(three_blocks).smem_bytes - kernel_layout(two_blocks).smem_bytes,
+            3 * 16 * 128 + 2 * 16 * 4);  // 16 more B columns per stage, a third scale row per buffer
+  KernelSpec wgrad_176 = three_blocks;
+  wgrad_176.kind = KernelKind::Gemm1D1D;
+  EXPECT_NE(spec_illegal_reason(wgrad_176), "");
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 120, 4)), "");  // not a multiple of 16
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 96, 128, 4)), "");   // block_m
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 128, 7)), "");  // too much shared memory

@@ -150,6 +150,11 @@ TEST_F(GpuTest, EveryConfigFamily) {
       {128, 128, 4, 8, 0, 1, 2},
       // One slab buffer per math warpgroup (slabs stored one after another).
       {256, 128, 4, 8, 1, 2}, {64, 128, 8, 8, 0, 2}, {128, 128, 5, 8, 0, 2, 2},
+      // TMA stores with block_n not a multiple of 64 (the last slab overlaps the one before).
+      {128, 144, 5, 8, 0, 1}, {64, 80, 8, 8, 0, 1}, {256, 112, 3, 8, 1, 1}, {128, 160, 5, 8, 2, 2},
+      // 176 columns: tiles that touch three 128-column blocks of B's scales (N = 2120 and
+      // 7168 put tiles at every offset modulo 128).
+      {128, 176, 4, 8, 0, 1}, {64, 176, 7, 8, 0, 0}, {128, 176, 4, 8, 2, 1}, {64, 176, 6, 8, 0, 0, 2},
       // Three math warpgroups (192-row tiles): explicit configs only (not ranked by the heuristic).
       {192, 128, 4, 8, 0, 1}, {192, 112, 5, 8, 0, 0}, {192, 128, 4, 8, 1, 1}, {192, 16, 8, 8, 0, 0},
   };
