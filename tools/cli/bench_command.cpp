@@ -122,12 +122,13 @@ double median(std::vector<double> v) {
 struct Timing {
   int replays = 15;
   bool isolated = false;
+  size_t flush_bytes = size_t(256) << 20;  // isolated: memset before each call
+  int pause_ms = 2;                        // isolated: idle time after each call
 };
 
-Timing timing_of(const BenchOptions& o) { return Timing{o.replays, o.isolated}; }
-
-constexpr size_t kFlushBytes = size_t(256) << 20;  // > 4x the L2 of an H100/H200
-constexpr int kPauseMs = 2;
+Timing timing_of(const BenchOptions& o) {
+  return Timing{o.replays, o.isolated, static_cast<size_t>(o.flush_mb) << 20, o.pause_ms};
+}
 
 using Call = std::function<void(int, cudaStream_t)>;
 
@@ -147,15 +148,16 @@ double event_us(const std::function<void()>& work, cudaStream_t stream, const ch
   return ms * 1000.0;
 }
 
-// Isolated calls: each one after an L2 flush (a 256 MB memset) and a pause, timed alone by
-// events around it. With the pauses the card stays below its power limit (under sustained
-// FP8 GEMM load an H200 runs at its power cap and clocks down to about 1.3-1.5 GHz), as a
-// GEMM between other work does. Returns the time of one such call.
-double isolated_call_us(const Call& call, int i, int sets, cudaStream_t stream) {
-  static DeviceBuffer flush(kFlushBytes);
-  cuda_check(cudaMemsetAsync(flush.get(), i & 0xff, kFlushBytes, stream), "L2 flush");
+// Isolated calls: each one after an L2 flush (a memset of timing.flush_bytes, by default
+// 256 MB) and followed by a pause (timing.pause_ms), timed alone by events around it. With
+// the pauses the card stays below its power limit (under sustained FP8 GEMM load an H200
+// runs at its power cap and clocks down to about 1.3-1.5 GHz), as a GEMM between other work
+// does. Returns the time of one such call.
+double isolated_call_us(const Call& call, int i, int sets, const Timing& timing, cudaStream_t stream) {
+  static DeviceBuffer flush(timing.flush_bytes);
+  cuda_check(cudaMemsetAsync(flush.get(), i & 0xff, timing.flush_bytes, stream), "L2 flush");
   const double us = event_us([&] { call(i % sets, stream); }, stream, "isolated call");
-  std::this_thread::sleep_for(std::chrono::milliseconds(kPauseMs));
+  if (timing.pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timing.pause_ms));
   return us;
 }
 
@@ -197,7 +199,7 @@ double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t
   std::vector<double> per_call;
   if (timing.isolated) {
     for (int i = 0; i < 3; ++i) call(i % sets, stream);
-    for (int i = 0; i < std::max(20, 2 * timing.replays); ++i) per_call.push_back(isolated_call_us(call, i, sets, stream));
+    for (int i = 0; i < std::max(20, 2 * timing.replays); ++i) per_call.push_back(isolated_call_us(call, i, sets, timing, stream));
     *calls_out = 1;
     return median(per_call);
   }
@@ -232,8 +234,8 @@ std::pair<double, double> time_paired(const Call& a, const Call& b, int sets, co
     }
     for (int i = 0; i < std::max(20, 2 * timing.replays); ++i) {
       const bool a_first = i % 2 == 0;
-      const double first = isolated_call_us(a_first ? a : b, i, sets, stream);
-      const double second = isolated_call_us(a_first ? b : a, i, sets, stream);
+      const double first = isolated_call_us(a_first ? a : b, i, sets, timing, stream);
+      const double second = isolated_call_us(a_first ? b : a, i, sets, timing, stream);
       ta.push_back(a_first ? first : second);
       tb.push_back(a_first ? second : first);
     }
@@ -1063,8 +1065,10 @@ int run_bench(const BenchOptions& o) {
   j["cublaslt_version"] = cublas_version;
   j["date"] = today();
   j["shapes_file"] = o.shapes;
-  j["method"] = std::string(o.isolated ? "median time of isolated calls (each after a 256 MB L2 flush and a 2 ms pause)"
-                                        : "median per-call time of CUDA-graph replays (sustained load)") +
+  j["method"] = std::string(o.isolated ? "median time of isolated calls (each after a " + std::to_string(o.flush_mb) +
+                                            " MB memset as L2 flush and followed by a " + std::to_string(o.pause_ms) +
+                                            " ms pause)"
+                                      : "median per-call time of CUDA-graph replays (sustained load)") +
                 ", rotating input copies (>= 256 MB), random data" +
                 (o.b_constant ? "; gemm_fp8_nt with GemmOptions::b_constant" : "") +
                 (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "") +

@@ -14,6 +14,8 @@ struct BenchOptions {
   // Time isolated calls instead of graph replays: each call alone after an L2 flush and a
   // 2 ms pause (median of max(20, 2 x replays) calls), below the card's power limit.
   bool isolated = false;
+  int flush_mb = 256;  // isolated: size of the memset before each call (L2 flush)
+  int pause_ms = 2;    // isolated: idle time after each call
   bool cublas = true;      // also time cuBLASLt's block-scaled FP8 GEMM
   std::string json, csv;   // optional outputs
   uint64_t seed = 1;
