@@ -174,7 +174,8 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 192 || kBlockM == 256, "64, 128, 192 or 256 rows");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "wgmma N");
   static_assert(kMulticast >= 0 && kMulticast <= 2, "multicast mode");
-  static_assert(kGrouping == 0 || (kMulticast == 0 && kSplitK == 1 && kBlockM <= 128), "grouped: plain 64/128-row tiles");
+  static_assert(kGrouping == 0 || (kMulticast == 0 && kSplitK == 1 && (kBlockM <= 128 || (kGrouping == 2 && kBlockM == 256))),
+                "grouped: plain 64/128-row tiles (masked: also 256)");
   static_assert(kSplitK == 1 || (kSplitK == 2 && kMulticast == 0 && kKBlocks >= 2), "split-K over a pair");
   static_assert(kEarlyB == 0 || (kGrouping == 0 && kEarlyB <= kStages), "early B: dense, at most kStages");
   static_assert(kSplitK == 1 || kTmaStore == 0 || kBlockN % 128 == 0, "each CTA stores whole 64-column slabs");
@@ -469,10 +470,12 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     MaskedWalk walk = walk_start();
     for (int st = first_super;; st += super_step) {
       int m_block, n_block;
+      int tile_rows_left;  // rows of the tile below its store limit (masked: below masked_m)
       {
         TileRows tr;
         if (!next_tile(walk, st, m_block, n_block, tr)) break;
         if (!tr.active) continue;
+        tile_rows_left = tr.limit - tr.row0;
       }
 #pragma unroll
       for (int w = 0; w < kWaves; ++w)
@@ -529,23 +532,52 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         }
       } else {
         // One K block per iteration; per wave: 4 wgmma k32 steps, wait, promote. The
-        // stage is freed after the last wave's wgmma.
+        // stage is freed after the last wave's wgmma. Only the first kActive waves are
+        // computed (the others' rows are never stored); with none the warps only wait for
+        // each stage and free it.
+        auto k_loop = [&](auto active) {
+          constexpr int kActive = decltype(active)::value;
 #pragma unroll 1
-        for (int kb = kb_begin; kb < kb_end; ++kb) {
-          mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
-          const int stage = cursor.stage;
-          float sa[kWaves][2], sb0, sb1;
+          for (int kb = kb_begin; kb < kb_end; ++kb) {
+            mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+            const int stage = cursor.stage;
+            if constexpr (kActive == 0) {
+              __syncwarp();
+              if (lane == 0) {
+                if constexpr (kStageSharers == 1) {
+                  mbar_arrive(empty_bars + 8 * stage);
+                } else {
 #pragma unroll
-          for (int w = 0; w < kWaves; ++w) load_sa(stage, w, sa[w][0], sa[w][1]);
-          load_sb(kb, sb0, sb1);
-          const float sb2 = load_sb2(kb);
+                  for (int c = 0; c < kStageSharers; ++c) mbar_arrive_cluster(empty_bars + 8 * stage, c, 0.0f, 0.0f);
+                }
+              }
+            } else {
+              float sa[kActive][2], sb0, sb1;
 #pragma unroll
-          for (int w = 0; w < kWaves; ++w) {
-            issue(part[0], stage, w);
-            wgmma_wait<0>();
-            retire(part[0], stage, w, sa[w][0], sa[w][1], sb0, sb1, sb2, first_chunks, w == kWaves - 1);
+              for (int w = 0; w < kActive; ++w) load_sa(stage, w, sa[w][0], sa[w][1]);
+              load_sb(kb, sb0, sb1);
+              const float sb2 = load_sb2(kb);
+#pragma unroll
+              for (int w = 0; w < kActive; ++w) {
+                issue(part[0], stage, w);
+                wgmma_wait<0>();
+                retire(part[0], stage, w, sa[w][0], sa[w][1], sb0, sb1, sb2, first_chunks, w == kActive - 1);
+              }
+            }
+            cursor.advance();
           }
-          cursor.advance();
+        };
+        if constexpr (kGrouping == 2 && kWaves == 2) {
+          // Masked 256-row tiles: a warpgroup's 64-row waves wholly past masked_m are skipped.
+          const int rows = tile_rows_left - wg_row0;
+          if (rows > 64)
+            k_loop(IntConstant<2>{});
+          else if (rows > 0)
+            k_loop(IntConstant<1>{});
+          else
+            k_loop(IntConstant<0>{});
+        } else {
+          k_loop(IntConstant<kWaves>{});
         }
       }
       // The temporaries are dead until the next tile's first wgmma overwrites them; saying

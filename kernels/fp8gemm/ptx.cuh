@@ -83,6 +83,12 @@ __device__ __forceinline__ void mbar_arrive(u32 bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
+// A compile-time int as a value (for generic lambdas instantiated per count).
+template <int V>
+struct IntConstant {
+  static constexpr int value = V;
+};
+
 // Blocks until the phase with the given parity has completed.
 __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
   asm volatile(

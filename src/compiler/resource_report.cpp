@@ -27,7 +27,7 @@ ResourceUsage parse_resource_report(const std::string& log) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.find("warning") != std::string::npos) r.warnings.push_back(line);
-    for (const char* code : {"(C7514)", "(C7517)", "(C7508)"})
+    for (const char* code : {"(C7514)", "(C7517)", "(C7508)", "(C7519)", "(C7520)"})
       if (line.find(code) != std::string::npos) r.performance_notes.push_back(line);
     const size_t used = line.find("Used ");
     if (used != std::string::npos && line.find(" registers") != std::string::npos) {

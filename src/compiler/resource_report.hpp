@@ -14,7 +14,8 @@ struct ResourceUsage {
   int spill_load_bytes = 0;
   std::vector<std::string> warnings;  // ptxas/NVRTC warning lines
   // ptxas notes that the kernel will run slowly although it compiled: wgmma serialized
-  // (C7514) or waited for (C7517), setmaxnreg ignored (C7508).
+  // (C7514, C7520: a wgmma issued on a divergent path) or waited for (C7517, C7519:
+  // warpgroup.arrive/wait injected), setmaxnreg ignored (C7508).
   std::vector<std::string> performance_notes;
 
   bool uses_local_memory() const {

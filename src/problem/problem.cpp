@@ -140,9 +140,15 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
   if (spec.option != 0 && !(spec.option == 1 && spec.kind == KernelKind::Gemm1D2D))
     return fmt::format("option={}: only dense 1D2D GEMM kernels take an option (1: constant B)", spec.option);
   if (grouping(spec.kind) != 0) {
-    // A tile never mixes experts: 128-row segments (contiguous), and per-expert row
-    // ranges that a pair of CTAs or a 256-row tile would straddle.
-    if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128 (grouped)", c.block_m);
+    // A tile never mixes experts: contiguous segments are 128-row aligned. A masked tile
+    // lies inside its expert's max_m rows or ends past them (rows past masked_m are
+    // computed, never stored), so masked problems may also take 256-row tiles.
+    if (spec.kind == KernelKind::GroupedMasked) {
+      if (c.block_m != 64 && c.block_m != 128 && c.block_m != 256)
+        return fmt::format("block_m={} must be 64, 128 or 256 (masked grouped)", c.block_m);
+    } else if (c.block_m != 64 && c.block_m != 128) {
+      return fmt::format("block_m={} must be 64 or 128 (contiguous grouped)", c.block_m);
+    }
     if (c.multicast != 0 || c.split_k != 1) return "the grouped kernels have no multicast or split-K";
   }
   if (is_1d1d(spec.kind)) {

@@ -209,19 +209,28 @@ TEST(Heuristics, TuningCandidatesStartWithTheHeuristicsChoice) {
 }
 
 // Masked experts are planned per expert: each expert's rows start a new M block, so experts
-// of at most 64 rows get 64-row tiles (a 128-row tile would be mostly padding) and larger ones
+// of at most 64 rows get 64-row tiles (a 128-row tile would be mostly padding), larger ones
 // 128-row tiles (measured faster than 64-row ones at 192 rows: docs/PERFORMANCE.md, grouped
-// log entry 2); the same total rows as one matrix may plan differently.
+// log entry 2), and experts of 129-256 rows one 256-row tile each (grouped log entry 6; never
+// for larger experts, measured slower at 1024 rows); the same total rows as one matrix may
+// plan differently.
 TEST(Heuristics, MaskedExpertsArePlannedPerExpert) {
   const DeviceTraits h200;
   for (auto [groups, rows] : {std::pair<int64_t, int64_t>{32, 20}, {6, 20}, {32, 64}})
     EXPECT_EQ(rank_configs(KernelKind::GroupedMasked, groups * rows, 4096, 2048, h200, groups).front().spec.config.block_m,
               64)
         << groups << " x " << rows;
-  for (auto [groups, rows] : {std::pair<int64_t, int64_t>{32, 192}, {6, 1024}, {32, 65}})
+  for (auto [groups, rows] : {std::pair<int64_t, int64_t>{6, 1024}, {32, 65}, {32, 128}, {8, 300}})
     EXPECT_EQ(rank_configs(KernelKind::GroupedMasked, groups * rows, 6144, 7168, h200, groups).front().spec.config.block_m,
               128)
         << groups << " x " << rows;
+  for (auto [groups, rows] : {std::pair<int64_t, int64_t>{32, 192}, {32, 256}})
+    EXPECT_EQ(rank_configs(KernelKind::GroupedMasked, groups * rows, 6144, 7168, h200, groups).front().spec.config.block_m,
+              256)
+        << groups << " x " << rows;
+  // Contiguous segments start at multiples of 128 rows: never a 256-row tile.
+  for (const RankedConfig& r : rank_configs(KernelKind::GroupedContiguous, 32768, 6144, 7168, h200, 4))
+    EXPECT_LE(r.spec.config.block_m, 128) << r.spec.slug();
   // Every expert's weights count towards the memory floor.
   const KernelSpec s = rank_configs(KernelKind::GroupedMasked, 6 * 20, 4096, 2048, h200, 6).front().spec;
   EXPECT_GE(predict_us(s, 6 * 20, h200, 6), 6.0 * 4096 * 2048 / 4.3e12 * 1e6);

@@ -57,6 +57,8 @@ TEST(Nvrtc, GemmKernelCompilesWithoutLocalMemory) {
            // Three scale blocks per tile, overlapping output slabs.
            KernelSpec{KernelKind::Gemm1D2D, 2112, 7168, KernelConfig{128, 176, 4, 8, 0, 1}},
            KernelSpec{KernelKind::Gemm1D2D, 576, 7168, KernelConfig{128, 144, 5, 8, 0, 1}},
+           // Masked 256-row tiles: K loops for 2, 1 or 0 active waves per warpgroup.
+           KernelSpec{KernelKind::GroupedMasked, 6144, 7168, KernelConfig{256, 128, 3, 8, 0, 1}},
        })
     expect_clean_kernel(s);
 }

@@ -108,6 +108,15 @@ TEST(Problem, LegalityRules) {
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 128, 1)), "");  // no pipeline
   EXPECT_NE(spec_illegal_reason(spec(7170, 2048, 128, 128, 4)), "");  // N % 8
   EXPECT_NE(spec_illegal_reason(spec(7168, 2056, 128, 128, 4)), "");  // K % 16
+  // Grouped: 256-row tiles only for masked problems (contiguous segments are 128-row aligned).
+  KernelSpec masked = spec(7168, 2048, 256, 128, 3);
+  masked.kind = KernelKind::GroupedMasked;
+  EXPECT_EQ(spec_illegal_reason(masked), "");
+  KernelSpec contiguous = masked;
+  contiguous.kind = KernelKind::GroupedContiguous;
+  EXPECT_NE(spec_illegal_reason(contiguous), "");
+  masked.config.multicast = 1;
+  EXPECT_NE(spec_illegal_reason(masked), "");
 }
 
 TEST(Problem, MulticastLayoutAndLegality) {

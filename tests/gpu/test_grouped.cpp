@@ -359,6 +359,16 @@ TEST_F(GpuGrouped, MaskedMaxMNotATileMultiple) {
   run_masked("max_m 100", 3, 100, 520, 1040, 50, {100, 0, 37});
 }
 
+TEST_F(GpuGrouped, MaskedTilesOf256Rows) {
+  // Wide enough for the planner's 256-row tiles (checked): a tile covers rows past masked_m,
+  // whole 64-row waves of them (150: the last wave of the second warpgroup), and with
+  // max_m = 320 an expert's second tile reaches into the next expert's rows. Only rows
+  // below masked_m may be written; N and K have tails.
+  const std::string kernel = kernel_name(GemmShape{4 * 192, 4104, 656, GemmKind::GroupedMasked, 4});
+  EXPECT_NE(kernel.find("_bm256_"), std::string::npos) << kernel;
+  run_masked("256-row tiles", 4, 320, 4104, 656, 192, {150, 320, 0, 255});
+}
+
 TEST_F(GpuGrouped, MaskedValuesOutsideTheRangeAreClamped) {
   // masked_m > max_m uses max_m rows (nothing of the next expert's rows); < 0 uses none.
   run_masked("clamped", 4, 128, 264, 528, 64, {1000, -5, 128, INT_MAX});
