@@ -157,6 +157,12 @@ TEST(Cli, ArgumentErrors) {
     EXPECT_EQ(r.exit_code, 2) << other << ": " << r.output;
     EXPECT_NE(r.output.find("--b-constant"), std::string::npos) << r.output;
   }
+  // The flush and pause of isolated timing: in range, and only with --isolated.
+  for (const char* bad : {" --isolated --flush-mb 10", " --isolated --flush-mb 20000", " --isolated --pause-ms -1",
+                          " --flush-mb 512", " --pause-ms 0"}) {
+    r = run_cli("bench --shapes " + dense + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+  }
   r = run_cli("check --b-constant --config 64,64,8");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   // prewarm --b-constant also builds the decode variant.
@@ -234,7 +240,7 @@ TEST(Cli, InfoAndCheckWithoutGpu) {
   // bench (sustained or --isolated) needs a GPU: exit 4, not a command-line error.
   fp8gemm::test::TempDir dir;
   const std::string shapes = write_shapes(dir.path(), R"({"dense": {"mnk": [[4, 256, 512]]}})");
-  for (const char* mode : {"", " --isolated"}) {
+  for (const char* mode : {"", " --isolated", " --isolated --flush-mb 7630 --pause-ms 0"}) {
     const Result bench = run_cli("bench --shapes " + shapes + mode);
     EXPECT_EQ(bench.exit_code, 4) << mode << ": " << bench.output;
   }

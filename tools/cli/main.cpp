@@ -254,16 +254,18 @@ int main(int argc, char** argv) {
   bench->add_option("--json", bench_options.json, "Write the results as JSON");
   bench->add_option("--csv", bench_options.csv, "Write the results as CSV");
   bench->add_flag("!--no-cublas", bench_options.cublas, "Do not run cuBLASLt");
-  bench->add_flag("--isolated", bench_options.isolated,
+  CLI::Option* isolated_flag = bench->add_flag("--isolated", bench_options.isolated,
                   "Time isolated calls instead of sustained ones: each call alone after an L2 flush and a 2 ms "
                   "pause (median of max(20, 2 x replays) calls), so that the card stays below its power limit "
                   "(both libraries)");
   bench->add_option("--flush-mb", bench_options.flush_mb,
                     "With --isolated: MB written by the memset before each call (L2 flush; default 256)")
-      ->check(CLI::Range(64, 16384));
+      ->check(CLI::Range(64, 16384))
+      ->needs(isolated_flag);
   bench->add_option("--pause-ms", bench_options.pause_ms,
                     "With --isolated: idle milliseconds after each call (default 2; 0 = the next flush follows at once)")
-      ->check(CLI::Range(0, 1000));
+      ->check(CLI::Range(0, 1000))
+      ->needs(isolated_flag);
   bench->add_option("--seed", bench_options.seed, "Random seed");
   bench->add_flag("--quantize", bench_options.quantize,
                   "Time the quantization kernels (bandwidth) instead of the GEMMs, on [M, K] of the shapes "
