@@ -72,7 +72,12 @@ const LaunchPlan& DeviceRuntime::plan(int64_t m, const KernelSpec& spec, KernelS
     auto it = spec_plans_.find(key);
     if (it != spec_plans_.end()) return it->second;
   }
-  LaunchPlan p = finish_plan(m, spec, *store.get(spec, nullptr, may_compile));
+  const std::shared_ptr<const KernelBinary> binary = store.get(spec, nullptr, may_compile);
+  // An explicit config runs as asked, even where the planner would have skipped it.
+  if (binary->resources.slow_path())
+    log(LogLevel::Warn, "kernel {} compiled to a slow path ({}): it runs as asked, but expect it to be slow",
+        spec.slug(), binary->resources.uses_local_memory() ? "local memory" : "wgmma serialized");
+  LaunchPlan p = finish_plan(m, spec, *binary);
   std::unique_lock<std::shared_mutex> lock(mutex_);
   return spec_plans_.emplace(key, p).first->second;
 }

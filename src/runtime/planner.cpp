@@ -37,7 +37,7 @@ PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, cons
     p.spec = ranked[i].spec;
     p.binary = store.get(p.spec, &p.source, options.may_compile);
     if (!p.binary->resources.slow_path()) return p;
-    log(LogLevel::Debug, "{} compiled to a slow path (local memory or serialized wgmma); trying the next candidate",
+    log(LogLevel::Info, "{} compiled to a slow path (local memory or serialized wgmma); trying the next candidate",
         p.spec.slug());
     if (i == 0) first = p;
   }
