@@ -542,15 +542,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
             mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
             const int stage = cursor.stage;
             if constexpr (kActive == 0) {
+              static_assert(kActive != 0 || kStageSharers == 1, "waves are skipped only in masked tiles: no multicast");
               __syncwarp();
-              if (lane == 0) {
-                if constexpr (kStageSharers == 1) {
-                  mbar_arrive(empty_bars + 8 * stage);
-                } else {
-#pragma unroll
-                  for (int c = 0; c < kStageSharers; ++c) mbar_arrive_cluster(empty_bars + 8 * stage, c, 0.0f, 0.0f);
-                }
-              }
+              if (lane == 0) mbar_arrive(empty_bars + 8 * stage);
             } else {
               float sa[kActive][2], sb0, sb1;
 #pragma unroll

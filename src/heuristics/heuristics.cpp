@@ -136,8 +136,8 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
     // slower than 128-row ones with their padding (32 x 192 rows: 289 vs 247 us).
     if (groups > 1 && block_m == 64 && group_m > 64) continue;
     // Masked 256-row tiles only where one tile holds a whole expert (its B then read by one
-    // tile instead of two): 32 x 192 rows measured 2-12 % faster than 128-row tiles, 6 x 1024
-    // rows up to 20 % slower (docs/PERFORMANCE.md, grouped log entry 6).
+    // tile instead of two): 32 x 192 rows measured 0-12 % faster than 128-row tiles, 6 x 1024
+    // rows up to 30 % slower (docs/PERFORMANCE.md, grouped log entry 6).
     if (kind == KernelKind::GroupedMasked && block_m == 256 && group_m > 256) continue;
     for (int block_n : kBlockNs) {
       for (int multicast : {0, 1, 2}) {

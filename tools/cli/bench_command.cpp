@@ -154,7 +154,13 @@ double event_us(const std::function<void()>& work, cudaStream_t stream, const ch
 // runs at its power cap and clocks down to about 1.3-1.5 GHz), as a GEMM between other work
 // does. Returns the time of one such call.
 double isolated_call_us(const Call& call, int i, int sets, const Timing& timing, cudaStream_t stream) {
-  static DeviceBuffer flush(timing.flush_bytes);
+  // (Allocated once, and again only if a later call asks for a larger flush.)
+  static DeviceBuffer flush;
+  static size_t flush_capacity = 0;
+  if (flush_capacity < timing.flush_bytes) {
+    flush = DeviceBuffer(timing.flush_bytes);
+    flush_capacity = timing.flush_bytes;
+  }
   cuda_check(cudaMemsetAsync(flush.get(), i & 0xff, timing.flush_bytes, stream), "L2 flush");
   const double us = event_us([&] { call(i % sets, stream); }, stream, "isolated call");
   if (timing.pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timing.pause_ms));
