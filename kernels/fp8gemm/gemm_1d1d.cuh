@@ -2,12 +2,14 @@
 
 // Weight gradient: D [M,N] fp32 = C + A [M,K] x B [N,K]^T with 1x128 scales on both A and
 // B ("1D1D"). The structure of gemm_1d2d_kernel (persistent CTAs, one TMA producer
-// thread, one or two 64-row math warpgroups, promotion every 128 K), with B's scales
+// thread, one to three 64-row math warpgroups, promotion every 128 K), with B's scales
 // loaded per stage like A's (one per output column and K block).
 //
 // Main loop: K blocks in pairs with two wgmma buffers, the first promoted while the
 // tensor cores still run the second (the other math warpgroup's wgmma fills the rest).
-// Tiles wider than 128 columns have registers for one buffer: one K block at a time.
+// Tiles wider than 128 columns, and 192-row tiles (three math warpgroups, 152 registers
+// each), have registers for one buffer: one K block at a time, the other warpgroups'
+// wgmma filling the tensor cores while one promotes.
 // (Making the two warpgroups take turns on the tensor cores, each issuing only after
 // the other issued, measured 15-20 % slower: docs/PERFORMANCE.md.)
 //
@@ -59,13 +61,13 @@ struct GroupWalk {
 
 template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kKGrouped, int kProducerRegs,
           int kMathRegs>
-__global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
+__global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     gemm_1d1d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
                      const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_sfb,
                      const __grid_constant__ TensorMap tmap_d, const __grid_constant__ TensorMap tmap_c, int m,
                      u32 stage_tx_bytes, int with_c, const int* group_k, int groups, int total_k_blocks,
                      int skip_empty) {
-  constexpr int kMathWarpgroups = kBlockM == 64 ? 1 : 2;
+  constexpr int kMathWarpgroups = kBlockM / 64;
   constexpr int kMathThreads = kMathWarpgroups * 128;
   constexpr int kKBlocks = (kK + 127) / 128;
   constexpr int kNBlocks = (kN + kBlockN - 1) / kBlockN;
@@ -79,11 +81,12 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
   constexpr int kChunks = kBlockN / 8;
   constexpr int kSlabs = kBlockN / 16;     // 64 rows x 16 fp32 columns (64-byte rows) each
   constexpr u32 kSlabBytes = 64 * 16 * 4;  // 4 KiB: keeps every slab 1024-byte aligned
-  static_assert(kBlockM == 64 || kBlockM == 128, "one or two 64-row math warpgroups");
+  static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 192, "one to three 64-row math warpgroups");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 192, "wgmma N");
-  // Two wgmma buffers up to 128 columns; wider tiles have the registers for one only (the
-  // other math warpgroup's wgmma then fills the tensor cores while this one promotes).
-  constexpr int kBuffers = kBlockN <= 128 ? 2 : 1;
+  // Two wgmma buffers up to 128 columns with one or two math warpgroups; wider tiles and
+  // three warpgroups have the registers for one only (the other math warpgroups' wgmma
+  // then fills the tensor cores while this one promotes).
+  constexpr int kBuffers = kBlockN <= 128 && kMathWarpgroups <= 2 ? 2 : 1;
 
   // Shared memory: [D slabs per warpgroup][A stages][B stages][A-scale stages]
   // [B-scale stages][full][empty][slabs ready, result written: per warpgroup], based at
@@ -271,31 +274,34 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : 2) + 1) * 128, 1)
         wgmma_wait<0>();
         retire(part[0], stage);
       };
-      int kb = 0;
-      if (kBuffers == 1) {
+      if constexpr (kBuffers == 1) {
+        // (The pair loop is not even compiled here: with one buffer it would issue into
+        // the buffer in flight, and ptxas serializes every wgmma of a kernel that could.)
 #pragma unroll 1
-        for (; kb < k_blocks; ++kb) single();
-      }
-      if (kBuffers == 2 && kMathWarpgroups == 2 && warpgroup == 1 && k_blocks > 0) {
-        single();
-        kb = 1;
-      }
+        for (int kb = 0; kb < k_blocks; ++kb) single();
+      } else {
+        int kb = 0;
+        if (kMathWarpgroups == 2 && warpgroup == 1 && k_blocks > 0) {
+          single();
+          kb = 1;
+        }
 #pragma unroll 1
-      for (; kb + 1 < k_blocks; kb += 2) {
-        mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
-        const int stage_a = cursor.stage;
-        issue(part[0], stage_a);
-        cursor.advance();
-        mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
-        const int stage_b = cursor.stage;
-        issue(part[kBuffers - 1], stage_b);
-        cursor.advance();
-        wgmma_wait<1>();
-        retire(part[0], stage_a);
-        wgmma_wait<0>();
-        retire(part[kBuffers - 1], stage_b);
+        for (; kb + 1 < k_blocks; kb += 2) {
+          mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+          const int stage_a = cursor.stage;
+          issue(part[0], stage_a);
+          cursor.advance();
+          mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
+          const int stage_b = cursor.stage;
+          issue(part[1], stage_b);
+          cursor.advance();
+          wgmma_wait<1>();
+          retire(part[0], stage_a);
+          wgmma_wait<0>();
+          retire(part[1], stage_b);
+        }
+        if (kb < k_blocks) single();
       }
-      if (kb < k_blocks) single();
 #pragma unroll
       for (int j = 0; j < kBuffers; ++j)
 #pragma unroll

@@ -22,6 +22,10 @@ constexpr double kLaunchCycles = 3000;       // launch, pipeline fill, last tile
 // tiles, decode) is latency-bound: ~200 cycles plus ~1 per column (fitted to the decode
 // sweep in tests/data; 150-225 rank the same).
 constexpr double kKBlockGapOneBuffer = 270, kKBlockGapTwoBuffers = 200;
+// Three math warpgroups (192-row tiles, one buffer each): per row as fast as two with two
+// buffers, not faster (weight gradient, 7168x4096x16384: 192x128 tiles 1173 us in 10 waves,
+// 128x128 1134 us in 14; docs/PERFORMANCE.md, weight-gradient log entry 14).
+constexpr double kKBlockGapThreeWarpgroups = 250;
 constexpr double kKBlockOneWarpgroup = 200, kKBlockOneWarpgroupPerColumn = 1.0;
 // Per tile: pipeline turn-around and the epilogue. Direct stores from the math threads
 // are slow (measured ~4400 cycles for a 128x112 tile) and cost by the rows that exist (a
@@ -63,9 +67,12 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   // One 128-deep K block of one tile: tensor-core time plus the promotion gap, against
   // the time to bring its operands in (the SM's own intake, its share of L2).
   const int waves_per_warpgroup = c.block_m / 64 / l.math_warpgroups;
-  const int buffers = waves_per_warpgroup == 1 && c.block_n <= (l.math_warpgroups == 1 ? 144 : 128) ? 2 : 1;
+  const int buffers =
+      l.math_warpgroups <= 2 && waves_per_warpgroup == 1 && c.block_n <= (l.math_warpgroups == 1 ? 144 : 128) ? 2 : 1;
   const double wgmma = c.block_m * static_cast<double>(c.block_n) * 128.0 / kMacsPerCycle;
-  const double gap = buffers == 2 ? kKBlockGapTwoBuffers : kKBlockGapOneBuffer;
+  const double gap = l.math_warpgroups == 3 ? kKBlockGapThreeWarpgroups
+                     : buffers == 2         ? kKBlockGapTwoBuffers
+                                            : kKBlockGapOneBuffer;
   double k_block = wgmma + gap;
   if (l.math_warpgroups == 1)
     k_block = std::max(k_block, kKBlockOneWarpgroup + kKBlockOneWarpgroupPerColumn * c.block_n);
@@ -125,12 +132,17 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device,
 std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
                                        const DeviceTraits& device, int64_t groups) {
   std::vector<RankedConfig> out;
-  // block_m = 192 (three math warpgroups) is not ranked: measured at M = 4096 it is within
+  // block_m = 192 (three math warpgroups) is not ranked for 1D2D: measured at M = 4096 it is within
   // the run-to-run spread of the best 128- and 256-row tiles on every shape, never ahead
   // of it (docs/PERFORMANCE.md, optimization log entries 10 and 26); explicit configs
   // (KernelConfig, `--config` of bench and check) can use it.
   const int64_t group_m = (m + groups - 1) / std::max<int64_t>(groups, 1);  // rows of one group (m if 1)
-  for (int block_m : {64, 128, 256}) {
+  // 192 rows are ranked for the dense weight gradient only: there they fit the rows of
+  // some shapes better (576x4096x7168: one wave of 129 tiles of 192x96, 40 us against 46
+  // for 128x160; 24576x4096x1536 4 % faster); k-grouped tiles of 192 rows measured 3-10 %
+  // slower than 128x128 (the 128-column one spills there).
+  for (int block_m : {64, 128, 192, 256}) {
+    if (block_m == 192 && kind != KernelKind::Gemm1D1D) continue;
     if (block_m > 64 && group_m <= block_m / 2) continue;  // half of every tile would be padding
     // Masked experts of more than 64 rows: 64-row tiles (one math warpgroup) measured
     // slower than 128-row ones with their padding (32 x 192 rows: 289 vs 247 us).

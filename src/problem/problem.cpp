@@ -105,7 +105,9 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   const int sfb_bytes = wgrad ? c.stages * ((c.block_n * 4 + 127) / 128 * 128) : 2 * (scale_rows * l.k_blocks * 4);
   const int waves_per_warpgroup = c.block_m / 64 / l.math_warpgroups;
   l.split_exchange_bytes = c.split_k == 2 ? waves_per_warpgroup * (c.block_n / 4) * l.math_warpgroups * 128 * 4 : 0;
-  const int barrier_bytes = wgrad ? 8 * (2 * c.stages + 4) : 8 * (2 * c.stages + 4 + (c.split_k == 2 ? 2 : 0));
+  // (1D1D: full/empty per stage plus "slabs ready" and "result written" per math warpgroup.)
+  const int barrier_bytes = wgrad ? 8 * (2 * c.stages + 2 * l.math_warpgroups)
+                                  : 8 * (2 * c.stages + 4 + (c.split_k == 2 ? 2 : 0));
   l.smem_bytes = kSmemAlignSlack + c.stages * (l.a_stage_bytes + l.b_stage_bytes + l.sfa_stage_bytes) +
                  l.d_tile_bytes + (sfb_bytes + l.split_exchange_bytes + 7) / 8 * 8 + barrier_bytes;
   l.n_blocks = static_cast<int>((spec.n + c.block_n - 1) / c.block_n);
@@ -152,7 +154,8 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
     if (c.multicast != 0 || c.split_k != 1) return "the grouped kernels have no multicast or split-K";
   }
   if (is_1d1d(spec.kind)) {
-    if (c.block_m != 64 && c.block_m != 128) return fmt::format("block_m={} must be 64 or 128 (weight gradient)", c.block_m);
+    if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192)
+      return fmt::format("block_m={} must be 64, 128 or 192 (weight gradient)", c.block_m);
     if (c.block_n > 192) return fmt::format("block_n={} must be at most 192 (weight gradient)", c.block_n);
     // (k-grouped: the group walk's registers make wider single-buffer tiles spill.)
     if (spec.kind == KernelKind::KGrouped && c.block_n > 128)

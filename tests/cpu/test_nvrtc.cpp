@@ -16,7 +16,8 @@ void expect_clean_kernel(const KernelSpec& spec) {
   const CompiledKernel k = compile_kernel(generate_kernel(spec));
   ASSERT_GT(k.cubin.size(), 4u);
   EXPECT_EQ(k.cubin.substr(0, 4), std::string("\x7f" "ELF", 4)) << "not a cubin";
-  EXPECT_NE(k.lowered_name.find("gemm_1d2d_kernel"), std::string::npos) << k.lowered_name;
+  EXPECT_NE(k.lowered_name.find(is_1d1d(spec.kind) ? "gemm_1d1d_kernel" : "gemm_1d2d_kernel"), std::string::npos)
+      << k.lowered_name;
   ASSERT_TRUE(k.resources.parsed) << k.log;
   // The register cap at entry must be what setmaxnreg redistributes.
   const KernelLayout layout = kernel_layout(spec);
@@ -81,6 +82,27 @@ TEST(Nvrtc, PlannedKernelsForTheDenseSetCompileClean) {
         expect_clean_kernel(p.spec);
       }
     }
+}
+
+// The weight-gradient kernel: 192-row tiles (three math warpgroups, one wgmma buffer each)
+// and what the planner picks for the DeepSeek-V3 weight-gradient shapes.
+TEST(Nvrtc, WeightGradientKernelsCompileClean) {
+  for (const KernelSpec& s : {
+           KernelSpec{KernelKind::Gemm1D1D, 4096, 7168, KernelConfig{192, 128, 3, 8}},
+           KernelSpec{KernelKind::Gemm1D1D, 4100, 1040, KernelConfig{192, 96, 4, 8}},
+           KernelSpec{KernelKind::Gemm1D1D, 4096, 16384, KernelConfig{128, 128, 4, 8}},
+           KernelSpec{KernelKind::KGrouped, 7168, 0, KernelConfig{192, 96, 4, 8}},
+           KernelSpec{KernelKind::KGrouped, 7168, 0, KernelConfig{128, 128, 4, 8}},
+       })
+    expect_clean_kernel(s);
+  testing::internal::CaptureStderr();
+  DiskCache memory_only("");
+  testing::internal::GetCapturedStderr();
+  KernelStore store(memory_only);
+  for (auto [m, k] : {std::pair<int64_t, int64_t>{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}}) {
+    const PlannedKernel p = plan_kernel(KernelKind::Gemm1D1D, m, 4096, k, DeviceTraits{}, store);
+    EXPECT_FALSE(p.binary->resources.slow_path()) << p.spec.slug();
+  }
 }
 
 // A tuning database's winner is used as planned, but never a constant-B variant: that one runs

@@ -102,6 +102,19 @@ TEST(Problem, LegalityRules) {
   KernelSpec wgrad_176 = three_blocks;
   wgrad_176.kind = KernelKind::Gemm1D1D;
   EXPECT_NE(spec_illegal_reason(wgrad_176), "");
+  // Weight gradient: 64, 128 or 192 rows (one to three math warpgroups); 192 up to 128 columns.
+  KernelSpec wgrad_192 = spec(4096, 7168, 192, 128, 3);
+  wgrad_192.kind = KernelKind::Gemm1D1D;
+  EXPECT_EQ(spec_illegal_reason(wgrad_192), "");
+  const KernelLayout l192 = kernel_layout(wgrad_192);
+  EXPECT_EQ(l192.math_warpgroups, 3);
+  EXPECT_EQ(l192.threads, 512);
+  EXPECT_EQ(l192.producer_registers * 128 + l192.math_registers * 384, 65536);
+  EXPECT_EQ(l192.d_tile_bytes, 3 * 8 * 4096);  // each warpgroup's 64 x 128 fp32 result
+  wgrad_192.config.block_n = 144;
+  EXPECT_NE(spec_illegal_reason(wgrad_192), "");
+  wgrad_192.config = KernelConfig{256, 128, 3, 8};
+  EXPECT_NE(spec_illegal_reason(wgrad_192), "");
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 120, 4)), "");  // not a multiple of 16
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 96, 128, 4)), "");   // block_m
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 128, 7)), "");  // too much shared memory

@@ -79,6 +79,16 @@ TEST_F(GpuWgrad, AgainstFp64Reference) {
       run_case(m, n, k, mode);
 }
 
+// 192-row tiles (three math warpgroups, one wgmma buffer each) with tails in M, N and K: the
+// planner picks 192x96 and 192x128 tiles for these shapes (Heuristics tests keep it so).
+TEST_F(GpuWgrad, ThreeMathWarpgroups) {
+  for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run_case(1100, 4100, 1040, mode);
+}
+
+TEST_F(GpuWgrad, ThreeMathWarpgroupsLongK) {
+  for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run_case(1300, 2052, 7200, mode);
+}
+
 // The wgrad shapes of the DeepSeek-V3 set (M and K swapped roles: D [M, N] += A x B^T).
 TEST_F(GpuWgrad, DeepSeekShapes) {
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{576, 4096, 7168}, {7168, 4096, 2048}})
