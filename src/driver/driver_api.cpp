@@ -69,6 +69,7 @@ const Loaded& loaded() {
     load(a.cuMemAlloc, "cuMemAlloc", 3020);
     load(a.cuMemFree, "cuMemFree", 3020);
     load(a.cuMemcpyHtoD, "cuMemcpyHtoD", 3020);
+    load(a.cuMemsetD8, "cuMemsetD8", 3020);
     load(a.cuCtxSynchronize, "cuCtxSynchronize", 2000);
     load(a.cuStreamCreate, "cuStreamCreate", 2000);
     load(a.cuStreamSynchronize, "cuStreamSynchronize", 2000);

@@ -38,6 +38,7 @@ struct DriverApi {
   PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
   PFN_cuMemFree_v3020 cuMemFree = nullptr;
   PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD = nullptr;
+  PFN_cuMemsetD8_v3020 cuMemsetD8 = nullptr;
   PFN_cuCtxSynchronize_v2000 cuCtxSynchronize = nullptr;
   PFN_cuStreamCreate_v2000 cuStreamCreate = nullptr;
   PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;

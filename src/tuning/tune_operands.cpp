@@ -87,14 +87,18 @@ TuneArgs tune_args(const TuneProblem& p, const TuneLayout& l, const TuneBuffers&
 bool validate_tune_args(KernelKind kind, const TuneArgs& x) {
   switch (kind) {
     case KernelKind::Gemm1D2D: return validate_gemm_fp8_nt(x.a, x.a_scales, x.b, x.b_scales, x.bf16_d());
-    case KernelKind::Gemm1D1D:
-      return validate_gemm_fp8_nt_wgrad(x.a, x.a_scales, x.b, x.b_scales, x.fp32_d(), nullptr);
+    case KernelKind::Gemm1D1D: {  // accumulating in place (C = D), as a training step calls it
+      const Fp32Matrix d = x.fp32_d();
+      return validate_gemm_fp8_nt_wgrad(x.a, x.a_scales, x.b, x.b_scales, d, &d);
+    }
     case KernelKind::GroupedContiguous:
     case KernelKind::GroupedMasked:
       return validate_gemm_grouped(kind == KernelKind::GroupedMasked, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(),
                                    x.group_info, x.groups, x.expected_m);
-    case KernelKind::KGrouped:
-      return validate_gemm_k_grouped(x.a, x.a_scales, x.b, x.b_scales, x.fp32_d(), nullptr, x.group_info, x.groups);
+    case KernelKind::KGrouped: {
+      const Fp32Matrix d = x.fp32_d();
+      return validate_gemm_k_grouped(x.a, x.a_scales, x.b, x.b_scales, d, &d, x.group_info, x.groups);
+    }
     default: fail(ErrorCode::Internal, "the tuner does not time {} kernels", kind_name(kind));
   }
 }
@@ -102,15 +106,19 @@ bool validate_tune_args(KernelKind kind, const TuneArgs& x) {
 void launch_tune_call(const LaunchPlan& plan, KernelKind kind, const TuneArgs& x, CUstream stream) {
   switch (kind) {
     case KernelKind::Gemm1D2D: return launch_gemm(plan, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(), stream);
-    case KernelKind::Gemm1D1D:
-      return launch_gemm_wgrad(plan, x.a, x.a_scales, x.b, x.b_scales, x.fp32_d(), nullptr, stream);
+    case KernelKind::Gemm1D1D: {
+      const Fp32Matrix d = x.fp32_d();
+      return launch_gemm_wgrad(plan, x.a, x.a_scales, x.b, x.b_scales, d, &d, stream);
+    }
     case KernelKind::GroupedContiguous:
     case KernelKind::GroupedMasked:
       return launch_gemm(plan, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(), stream,
                          m_grouped_args(kind == KernelKind::GroupedMasked, x.group_info, x.groups, x.a.rows));
-    case KernelKind::KGrouped:
-      return launch_gemm_k_grouped(plan, x.a, x.a_scales, x.b, x.b_scales, x.fp32_d(), nullptr, x.group_info,
+    case KernelKind::KGrouped: {
+      const Fp32Matrix d = x.fp32_d();
+      return launch_gemm_k_grouped(plan, x.a, x.a_scales, x.b, x.b_scales, d, &d, x.group_info,
                                    static_cast<int>(x.groups), stream);
+    }
     default: fail(ErrorCode::Internal, "the tuner does not time {} kernels", kind_name(kind));
   }
 }

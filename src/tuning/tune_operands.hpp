@@ -27,13 +27,14 @@ struct TuneProblem {
 };
 
 // The operands a problem is timed on, as the public entry point of its kind takes them:
-//   Gemm1D2D / Gemm1D1D: A [M, K], B [N, K], D [M, N] (weight gradient: fp32, no C);
+//   Gemm1D2D / Gemm1D1D: A [M, K], B [N, K], D [M, N] (weight gradient: fp32, accumulated in
+//     place: C = D, as a training step calls it);
 //   GroupedContiguous: the rows split evenly over the experts, each segment padded to
 //     kGroupedSegmentRows (group_of_row: -1 on the padding), B [groups * N, K];
 //   GroupedMasked: every expert at masked_m = expected_m = ceil(M / groups) rows, max_m
 //     that rounded up to kGroupedSegmentRows, A and D [groups * max_m, ...], B [groups * N, K];
 //   KGrouped: groups groups of ceil(M / groups) rows and k_grouped_columns(K) columns each
-//     (group_k = K), A [rows, groups x columns], D fp32 [groups x rows, N], no C.
+//     (group_k = K), A [rows, groups x columns], D fp32 [groups x rows, N], C = D.
 // Sizes only (host side, no device needed); the data is random.
 struct TuneLayout {
   int64_t a_rows = 0;      // rows of A and of its per-token scales

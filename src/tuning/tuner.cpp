@@ -34,6 +34,9 @@ class DeviceMemory {
   void upload(const void* host, size_t bytes) const {
     check_cu(driver().cuMemcpyHtoD(ptr_, host, bytes), "cuMemcpyHtoD (tuning buffers)");
   }
+  void zero() const {
+    if (ptr_ != 0) check_cu(driver().cuMemsetD8(ptr_, 0, bytes_), "cuMemsetD8 (tuning buffers)");
+  }
 
  private:
   size_t bytes_;
@@ -94,6 +97,7 @@ class TuneOperands {
       o->b.upload(host_b.data(), l.b_bytes);
       o->sfa.upload(host_sfa.data(), l.sfa_bytes);
       o->sfb.upload(host_sfb.data(), l.sfb_bytes);
+      o->d.zero();  // the weight gradients accumulate into it (C = D)
     }
     // Copies from pageable memory may still be in flight when cuMemcpyHtoD returns, and the
     // timing stream does not wait for the legacy stream: wait for them here.
