@@ -202,8 +202,11 @@ std::vector<TimedConfig> time_candidates(DeviceRuntime& runtime, KernelStore& st
       plans[i] = nullptr;
     }
   }
+  // Each round starts one candidate later, so that no candidate always runs in the same place
+  // of the round (e.g. right after the slowest one, or first).
   for (int round = 0; round < settings.batches; ++round) {
-    for (size_t i = 0; i < candidates.size(); ++i) {
+    for (size_t j = 0; j < candidates.size(); ++j) {
+      const size_t i = (j + static_cast<size_t>(round)) % candidates.size();
       if (plans[i] == nullptr) continue;
       try {
         const int first = round * settings.calls_per_batch;
