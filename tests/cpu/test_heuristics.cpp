@@ -256,6 +256,10 @@ TEST(Heuristics, WeightGradientCandidates) {
   const KernelConfig long_k = rank_configs(KernelKind::Gemm1D1D, 7168, 4096, 16384, h200).front().spec.config;
   EXPECT_EQ(long_k.block_m, 128);
   EXPECT_EQ(long_k.block_n, 128);
+  EXPECT_EQ(long_k.group_n, 8);
+  // Bound by HBM: stripes as wide as N (whole rows of D per wave).
+  const KernelConfig short_k = rank_configs(KernelKind::Gemm1D1D, 32768, 4096, 512, h200).front().spec.config;
+  EXPECT_EQ(short_k.group_n, (4096 + short_k.block_n - 1) / short_k.block_n);
   // The shapes of GpuWgrad.ThreeMathWarpgroups (tails in M, N and K) take 192-row tiles.
   EXPECT_EQ(rank_configs(KernelKind::Gemm1D1D, 1100, 4100, 1040, h200).front().spec.config.block_m, 192);
   EXPECT_EQ(rank_configs(KernelKind::Gemm1D1D, 1300, 2052, 7200, h200).front().spec.config.block_m, 192);
