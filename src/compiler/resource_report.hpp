@@ -23,6 +23,10 @@ struct ResourceUsage {
   }
   // A kernel the planner should not pick when a candidate without these issues exists.
   bool slow_path() const { return uses_local_memory() || !performance_notes.empty(); }
+  // Why, for messages: "local memory", "wgmma serialized" (a performance note), or "".
+  const char* slow_path_reason() const {
+    return uses_local_memory() ? "local memory" : !performance_notes.empty() ? "wgmma serialized" : "";
+  }
 };
 
 ResourceUsage parse_resource_report(const std::string& log);

@@ -139,7 +139,7 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
   const int64_t group_m = (m + groups - 1) / std::max<int64_t>(groups, 1);  // rows of one group (m if 1)
   // 192 rows are ranked for the dense weight gradient only: there they fit the rows of
   // some shapes better (576x4096x7168: one wave of 129 tiles of 192x96, 40 us against 46
-  // for 128x160; 24576x4096x1536 4 % faster); k-grouped tiles of 192 rows measured 3-10 %
+  // for 128x160; 24576x4096x1536 4 % faster); k-grouped tiles of 192 rows measured 4-12 %
   // slower than 128x128 (the 128-column one spills there).
   for (int block_m : {64, 128, 192, 256}) {
     if (block_m == 192 && kind != KernelKind::Gemm1D1D) continue;

@@ -76,7 +76,7 @@ const LaunchPlan& DeviceRuntime::plan(int64_t m, const KernelSpec& spec, KernelS
   // An explicit config runs as asked, even where the planner would have skipped it.
   if (binary->resources.slow_path())
     log(LogLevel::Warn, "kernel {} compiled to a slow path ({}): it runs as asked, but expect it to be slow",
-        spec.slug(), binary->resources.uses_local_memory() ? "local memory" : "wgmma serialized");
+        spec.slug(), binary->resources.slow_path_reason());
   LaunchPlan p = finish_plan(m, spec, *binary);
   std::unique_lock<std::shared_mutex> lock(mutex_);
   return spec_plans_.emplace(key, p).first->second;

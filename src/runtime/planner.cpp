@@ -37,8 +37,8 @@ PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, cons
     p.spec = ranked[i].spec;
     p.binary = store.get(p.spec, &p.source, options.may_compile);
     if (!p.binary->resources.slow_path()) return p;
-    log(LogLevel::Info, "{} compiled to a slow path (local memory or serialized wgmma); trying the next candidate",
-        p.spec.slug());
+    log(LogLevel::Info, "{} compiled to a slow path ({}); trying the next candidate", p.spec.slug(),
+        p.binary->resources.slow_path_reason());
     if (i == 0) first = p;
   }
   log(LogLevel::Warn, "every candidate kernel for M={} N={} K={} compiled to a slow path; using {}", m, n, k,

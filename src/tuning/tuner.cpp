@@ -122,7 +122,9 @@ std::vector<std::string> compile_candidates(KernelStore& store, const std::vecto
   auto worker = [&] {
     for (size_t i = next.fetch_add(1); i < candidates.size(); i = next.fetch_add(1)) {
       try {
-        if (store.get(candidates[i])->resources.slow_path()) notes[i] = "compiled to a slow path (local memory)";
+        const auto binary = store.get(candidates[i]);
+        if (binary->resources.slow_path())
+          notes[i] = std::string("compiled to a slow path (") + binary->resources.slow_path_reason() + ")";
       } catch (const std::exception& e) {
         notes[i] = e.what();
       }

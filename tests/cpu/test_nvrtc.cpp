@@ -151,4 +151,13 @@ TEST(Nvrtc, ResourceReportParsing) {
   EXPECT_EQ(r.warnings.size(), 1u);
   EXPECT_EQ(r.performance_notes.size(), 1u);
   EXPECT_TRUE(r.slow_path());
+  EXPECT_STREQ(r.slow_path_reason(), "local memory");
+  const ResourceUsage serialized = parse_resource_report(
+      "ptxas info    : Used 168 registers, used 1 barriers\n"
+      "ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized\n");
+  EXPECT_TRUE(serialized.slow_path());
+  EXPECT_STREQ(serialized.slow_path_reason(), "wgmma serialized");
+  const ResourceUsage clean = parse_resource_report("ptxas info    : Used 168 registers, used 1 barriers\n");
+  EXPECT_FALSE(clean.slow_path());
+  EXPECT_STREQ(clean.slow_path_reason(), "");
 }
