@@ -205,7 +205,8 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     }
   } else {
     claim_registers<kMathRegs>();
-    const int warpgroup = threadIdx.x / 128;
+    // Broadcast from lane 0, so that ptxas keeps what derives from it in uniform registers.
+    const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
     const int tile_row = warpgroup * 64 + (threadIdx.x / 32 % 4) * 16 + lane / 4;
     const int col_in_chunk = 2 * (lane % 4);
     const u64 desc_a0 = smem_desc_sw128(smem_a + warpgroup * 64 * 128);

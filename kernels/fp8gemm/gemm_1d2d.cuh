@@ -54,21 +54,33 @@ __device__ __forceinline__ void promote(float (&acc)[kChunks * 4], const float (
   }
 }
 
+// Whether some N block of a kN-wide matrix in tiles of kBlockN columns crosses a
+// 128-column scale boundary after `first` 8-column chunks.
+template <int kN, int kBlockN>
+constexpr bool split_reachable(int first) {
+  for (int nb = 0; nb * kBlockN < kN; ++nb) {
+    const int split = 128 - nb * kBlockN % 128;
+    if (split < kBlockN && split / 8 == first) return true;
+  }
+  return false;
+}
+
 // Picks the promote<> instance for a run-time `first` (uniform across the CTA): the
 // candidates are the multiples of kStep, the chunk granularity at which a tile can
-// cross a 128-column scale boundary.
-template <int kChunks, int kStep, int kFirst = kStep>
+// cross a 128-column scale boundary, that some N block of a kN-wide B reaches (a tile
+// past N, computed only as a multicast partner and never stored, may take another).
+template <int kN, int kChunks, int kStep, int kFirst = kStep>
 __device__ __forceinline__ void promote_dispatch(int first, float (&acc)[kChunks * 4], const float (&part)[kChunks * 4],
                                                  float s_first0, float s_first1, float s_second0, float s_second1,
                                                  float s_third0, float s_third1) {
   if constexpr (kFirst >= kChunks) {
     promote<kChunks, kChunks>(acc, part, s_first0, s_first1, s_second0, s_second1, s_third0, s_third1);
   } else {
-    if (first == kFirst)
+    if (split_reachable<kN, kChunks * 8>(kFirst) && first == kFirst)
       promote<kFirst, kChunks>(acc, part, s_first0, s_first1, s_second0, s_second1, s_third0, s_third1);
     else
-      promote_dispatch<kChunks, kStep, kFirst + kStep>(first, acc, part, s_first0, s_first1, s_second0, s_second1,
-                                                       s_third0, s_third1);
+      promote_dispatch<kN, kChunks, kStep, kFirst + kStep>(first, acc, part, s_first0, s_first1, s_second0, s_second1,
+                                                           s_third0, s_third1);
   }
 }
 
@@ -408,7 +420,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     }
   } else {
     claim_registers<kMathRegs>();
-    const int warpgroup = threadIdx.x / 128;
+    // The warpgroup index broadcast from lane 0: ptxas then knows it is warp-uniform, and
+    // everything computed from it (descriptors, shared addresses) stays in uniform registers.
+    const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
     // This thread's accumulator rows inside its wave (and row + 8), per the wgmma m64
     // fragment layout: warp w of the warpgroup holds rows 16w .. 16w + 15.
     const int wave_row = (threadIdx.x / 32 % 4) * 16 + lane / 4;
@@ -457,7 +471,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
           }
         }
       }
-      promote_dispatch<kChunks, kSplitStep>(first_chunks, acc[w], buf, s00, s10, s01, s11, s02, s12);
+      promote_dispatch<kN, kChunks, kSplitStep>(first_chunks, acc[w], buf, s00, s10, s01, s11, s02, s12);
     };
     auto load_sa = [&](int stage, int w, float& sa0, float& sa1) {
       const u32 sfa = smem_sfa + stage * kSfaBytes + (wg_row0 + w * 64 + wave_row) * 4;
@@ -537,10 +551,9 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         // each stage and free it.
         auto k_loop = [&](auto active) {
           constexpr int kActive = decltype(active)::value;
-#pragma unroll 1
-          for (int kb = kb_begin; kb < kb_end; ++kb) {
-            mbar_wait(full_bars + 8 * cursor.stage, cursor.phase);
-            const int stage = cursor.stage;
+          // K block kb in `stage` (waiting for its phase `phase`).
+          auto one = [&](int kb, int stage, u32 phase) {
+            mbar_wait(full_bars + 8 * stage, phase);
             if constexpr (kActive == 0) {
               static_assert(kActive != 0 || kStageSharers == 1, "waves are skipped only in masked tiles: no multicast");
               __syncwarp();
@@ -558,7 +571,27 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
                 retire(part[0], stage, w, sa[w][0], sa[w][1], sb0, sb1, sb2, first_chunks, w == kActive - 1);
               }
             }
-            cursor.advance();
+          };
+          // Whole rounds of the ring with the stages unrolled (compile-time shared-memory
+          // offsets and barrier addresses, one phase flip per round) where the ring is at
+          // its start and a round fits; one block at a time (run-time stage) elsewhere.
+          // 64-row tiles (one math warpgroup: small M, bound by memory) and masked 256-row
+          // tiles (three k_loop instances) take the plain loop: unrolled, they compiled up
+          // to twice as long and measured no faster.
+          constexpr bool kUnroll = kMathWarpgroups >= 2 && !(kGrouping == 2 && kWaves == 2);
+          int kb = kb_begin;
+#pragma unroll 1
+          while (kb < kb_end) {
+            if (kUnroll && cursor.stage == 0 && kb + kStages <= kb_end) {
+#pragma unroll
+              for (int s = 0; s < kStages; ++s) one(kb + s, s, cursor.phase);
+              cursor.phase ^= 1;
+              kb += kStages;
+            } else {
+              one(kb, cursor.stage, cursor.phase);
+              cursor.advance();
+              ++kb;
+            }
           }
         };
         if constexpr (kGrouping == 2 && kWaves == 2) {
