@@ -52,11 +52,10 @@ namespace {
 
 // The spec kernel_name names: device 0's tuning database's winner, else the heuristic's choice.
 KernelSpec planned_spec(const GemmShape& shape) {
-  kernel_kind_of(shape.kind, "kernel_name");
-  const int n_multiple = n_multiple_of(shape.kind);
-  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n % n_multiple != 0 || shape.k % 16 != 0)
-    fail(ErrorCode::InvalidArgument, "kernel_name: shape needs M, N, K > 0, N % {} == 0, K % 16 == 0", n_multiple);
-  if (shape.groups < 1) fail(ErrorCode::InvalidArgument, "kernel_name: groups = {} must be >= 1", shape.groups);
+  check_gemm_shape(shape, "kernel_name");
+  if (shape.m == 0 || shape.n == 0)
+    fail(ErrorCode::InvalidArgument, "kernel_name: shape m={} n={} k={} runs no kernel (M and N must be > 0)", shape.m,
+         shape.n, shape.k);
   const TuneProblem p = planned_problem(shape, "kernel_name");
   const std::optional<KernelSpec> tuned = device0_tuned(p);
   PlanOptions options;

@@ -152,6 +152,29 @@ KernelKind kernel_kind_of(GemmKind kind, const char* fn) {
   fail(ErrorCode::InvalidArgument, "{}: unknown GemmShape kind {}", fn, static_cast<int>(kind));
 }
 
+void check_gemm_shape(const GemmShape& s, const char* fn) {
+  const KernelKind kind = kernel_kind_of(s.kind, fn);
+  const std::string shape = fmt::format("shape m={} n={} k={}", s.m, s.n, s.k);
+  auto bad = [&](const std::string& what) { fail(ErrorCode::InvalidArgument, "{}: {} {}", fn, shape, what); };
+  if (s.m < 0 || s.n < 0 || s.k < 0) bad("has a negative size; sizes must be >= 0");
+  if (s.m > kMaxDimension || s.n > kMaxDimension || s.k > kMaxDimension)
+    bad(fmt::format("is too large: M, N and K must each be at most {}", kMaxDimension));
+  const int n_multiple = n_multiple_of(s.kind);
+  if (s.n % n_multiple != 0) bad(fmt::format("needs N % {} == 0 (rows of D start 16-byte aligned)", n_multiple));
+  if (s.k == 0 || s.k % 16 != 0) bad("needs K > 0 and K % 16 == 0");
+  if (!is_1d1d(kind) && s.k > kMaxK1D2D)
+    bad(fmt::format("has K > {}, the most the kernels with 128x128 B scales take; split K", kMaxK1D2D));
+  if (s.groups < 1 || s.groups > kMaxDimension) bad(fmt::format("has groups = {}; it must be in [1, {}]", s.groups, kMaxDimension));
+  if (s.kind == GemmKind::GroupedMasked && s.m > 0 && s.groups > s.m)
+    bad(fmt::format("has groups = {} > m; a masked shape's m is groups x expected_m with expected_m >= 1", s.groups));
+  const bool k_grouped = s.kind == GemmKind::KGroupedWeightGradient;
+  if (k_grouped && s.groups * s.m > kMaxDimension)
+    bad(fmt::format("has groups x m = {} rows of D; they must be at most {}", s.groups * s.m, kMaxDimension));
+  const int64_t groups = k_grouped || s.kind == GemmKind::GroupedMasked ? s.groups : 1;
+  if (!tile_count_fits(k_grouped ? s.groups * s.m : s.m, s.n, groups))
+    bad(fmt::format("has more than {} output tiles of 64 x 16; split it", kMaxTiles));
+}
+
 bool tunable(KernelKind kind) { return is_gemm(kind); }
 
 int n_multiple_of(GemmKind kind) {

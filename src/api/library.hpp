@@ -77,6 +77,10 @@ std::optional<TuningMetadata> device0_metadata();
 // 8). Throws Error(InvalidArgument) naming `fn` for a kind outside the enum.
 KernelKind kernel_kind_of(GemmKind kind, const char* fn);
 int n_multiple_of(GemmKind kind);
+// The rules a GemmShape must follow wherever one is planned without a call (prewarm, tune,
+// kernel_name): the same sizes and limits the GEMM of its kind accepts (README, "Limits").
+// Throws Error(InvalidArgument) naming `fn` and the rule.
+void check_gemm_shape(const GemmShape& shape, const char* fn);
 // Whether the tuner covers a kernel kind: the GEMMs (dense forward and weight gradient,
 // m-grouped contiguous and masked, k-grouped weight gradient).
 bool tunable(KernelKind kind);

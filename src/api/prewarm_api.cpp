@@ -17,17 +17,7 @@ using namespace detail;
 
 namespace {
 
-void check_shape(const GemmShape& s) {
-  if (s.m < 0 || s.n < 0 || s.k < 0)
-    fail(ErrorCode::InvalidArgument, "prewarm: shape m={} n={} k={} has a negative size", s.m, s.n, s.k);
-  kernel_kind_of(s.kind, "prewarm");
-  const int n_multiple = n_multiple_of(s.kind);
-  if (s.n % n_multiple != 0 || s.k % 16 != 0 || s.k == 0)
-    fail(ErrorCode::InvalidArgument,
-         "prewarm: shape m={} n={} k={} is not valid for its kind (N % {} == 0, K % 16 == 0, K > 0)", s.m, s.n, s.k,
-         n_multiple);
-  if (s.groups < 1) fail(ErrorCode::InvalidArgument, "prewarm: shape m={} n={} k={} has groups = {}; it must be >= 1", s.m, s.n, s.k, s.groups);
-}
+void check_shape(const GemmShape& s) { check_gemm_shape(s, "prewarm"); }
 
 }  // namespace
 

@@ -27,28 +27,6 @@ bool cache_only() { return current_cache_only(); }
 
 namespace {
 
-// The shape rules tune() checks before timing anything (as prewarm and the GEMMs' own).
-void check_tune_shape(const GemmShape& s) {
-  kernel_kind_of(s.kind, "tune");
-  const int n_multiple = n_multiple_of(s.kind);
-  if (s.m < 0 || s.n < 0 || s.k <= 0 || s.n % n_multiple != 0 || s.k % 16 != 0 || s.m > kMaxDimension ||
-      s.n > kMaxDimension || s.k > kMaxDimension)
-    fail(ErrorCode::InvalidArgument,
-         "tune: shape m={} n={} k={} is not valid for its kind (N % {} == 0, K % 16 == 0, K > 0)", s.m, s.n, s.k,
-         n_multiple);
-  if (s.groups < 1 || s.groups > kMaxDimension)
-    fail(ErrorCode::InvalidArgument, "tune: shape m={} n={} k={} has groups = {}; it must be in [1, {}]", s.m, s.n,
-         s.k, s.groups, kMaxDimension);
-  if (s.kind == GemmKind::GroupedMasked && s.m > 0 && s.groups > s.m)
-    fail(ErrorCode::InvalidArgument,
-         "tune: masked shape m={} n={} k={} has groups = {} > m; m is groups x expected_m with expected_m >= 1", s.m,
-         s.n, s.k, s.groups);
-  if (s.kind == GemmKind::KGroupedWeightGradient && s.groups * s.m > kMaxDimension)
-    fail(ErrorCode::InvalidArgument,
-         "tune: k-grouped shape m={} n={} k={} has groups x m = {} rows of D; it must be at most {}", s.m, s.n, s.k,
-         s.groups * s.m, kMaxDimension);
-}
-
 bool same_problem(const TuneProblem& x, const TuneProblem& y) {
   return x.kind == y.kind && x.m == y.m && x.n == y.n && x.k == y.k && x.groups == y.groups;
 }
@@ -60,7 +38,7 @@ std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOpt
   std::vector<GemmShape> work;        // the first shape of each distinct problem with work to do ...
   std::vector<TuneProblem> problems;  // ... and that problem, as the library plans it
   for (const GemmShape& s : shapes) {
-    check_tune_shape(s);
+    check_gemm_shape(s, "tune");
     if (s.m == 0 || s.n == 0) continue;
     const TuneProblem problem = planned_problem(s, "tune");
     if (!tunable(problem.kind)) continue;

@@ -129,6 +129,11 @@ KernelSpec constant_b_spec(const KernelSpec& spec, int64_t m) {
   return s;
 }
 
+bool tile_count_fits(int64_t rows, int64_t n, int64_t groups) {
+  const int64_t row_tiles = rows / 64 + groups, col_tiles = n / 16 + 1;
+  return rows >= 0 && n >= 0 && groups >= 1 && row_tiles <= kMaxTiles / col_tiles;
+}
+
 std::string spec_illegal_reason(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   if (!is_gemm(spec.kind)) {
@@ -173,6 +178,8 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
     return fmt::format("K={} must be a positive multiple of 16", spec.k);
   }
   if (spec.n > kMaxDimension || spec.k > kMaxDimension) return fmt::format("N and K must be at most {}", kMaxDimension);
+  if (!is_1d1d(spec.kind) && spec.k > kMaxK1D2D)
+    return fmt::format("K={} is more than {}, the most the kernels with 128x128 B scales take", spec.k, kMaxK1D2D);
   if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192 && c.block_m != 256)
     return fmt::format("block_m={} must be 64, 128, 192 or 256", c.block_m);
   // Per math thread: block_n/2 fp32 registers of result per 64-row wave plus one

@@ -111,8 +111,23 @@ constexpr int kMaxSmemBytes = 232448;
 
 // Largest M, N and K accepted: tile and row arithmetic in the kernels is 32-bit, and
 // M + block size (and M + rasterization group) must still fit.
+// Leading dimensions and scale strides are bounded the same way (elements).
 constexpr int64_t kMaxDimension = (int64_t(1) << 31) - 1024;
 constexpr int kSmemAlignSlack = 1024;
+
+// Largest K of the kernels with 128x128 B scales (dense, m-grouped contiguous and masked):
+// a tile's B scales for every K block sit in shared memory (two buffers of up to three
+// rows), and beyond about 1.5 M no config fits beside the pipeline. The weight-gradient
+// kernels load their scales per stage and take K up to kMaxDimension.
+constexpr int64_t kMaxK1D2D = int64_t(1) << 20;
+
+// Largest number of output tiles of one call, counted at the smallest tile (64 x 16) for
+// every group: the persistent kernels' tile indices are 32-bit.
+constexpr int64_t kMaxTiles = kMaxDimension;
+
+// Whether (rows / 64 + groups) x (N / 16 + 1) tiles stay within kMaxTiles: the bound on the
+// tiles of a call whose rows are split over `groups` problems (1 for a single one).
+bool tile_count_fits(int64_t rows, int64_t n, int64_t groups);
 
 // Stages of B a constant-B kernel (Gemm1D2D, option 1) loads before it waits for the
 // previous kernel in the stream.

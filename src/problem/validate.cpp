@@ -1,5 +1,6 @@
 #include "problem/validate.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <tuple>
 #include <utility>
@@ -26,6 +27,21 @@ void check_pointer(const void* p, const char* name, unsigned alignment) {
     bad("{} = {} is not {}-byte aligned; TMA needs aligned base addresses (allocate with "
         "cudaMalloc or offset by a multiple of {} bytes)",
         name, p, alignment, alignment);
+}
+
+// Leading dimensions and scale strides beyond kMaxDimension elements would overflow the
+// kernels' 32-bit coordinates and TMA's stride field.
+void check_stride(int64_t value, const char* name) {
+  if (value > kMaxDimension)
+    bad("{} = {} is more than {}, the largest leading dimension or stride accepted (elements); copy the operand "
+        "into a tighter buffer",
+        name, value, kMaxDimension);
+}
+
+template <class Scales>
+void check_scale_strides(const Scales& s, const char* name) {
+  if (s.row_stride > kMaxDimension || s.col_stride > kMaxDimension)
+    bad("{} has strides (row {}, col {}); each must be at most {}", name, s.row_stride, s.col_stride, kMaxDimension);
 }
 
 struct Range {
@@ -66,9 +82,14 @@ bool validate_1d2d(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b
   if (n % 8 != 0) bad("N = {} is not a multiple of 8; bf16 rows of D must start 16-byte aligned (pad N)", n);
   if (m > kMaxDimension || n > kMaxDimension || k > kMaxDimension)
     bad("M, N and K must be at most {} (got {}, {}, {}); split the problem", kMaxDimension, m, n, k);
+  if (k > kMaxK1D2D)
+    bad("K = {} is more than {}, the most these kernels take (a tile's B scales for all of K sit in shared memory); "
+        "split K and add the partial products",
+        k, kMaxK1D2D);
   if (m == 0 || n == 0) return false;
   if (k == 0) bad("K = 0: an empty reduction has no scales to apply; fill D with zeros instead");
-  if ((m / 64 + 1) * (n / 16 + 1) > kMaxDimension) bad("M x N = {} x {} has too many output tiles; split the call along M", m, n);
+  if (!tile_count_fits(m, n, 1))
+    bad("M x N = {} x {} has more than {} output tiles of 64 x 16; split the call along M", m, n, kMaxTiles);
 
   // Pointers and leading dimensions.
   check_pointer(a.data, "a.data", 16);
@@ -82,6 +103,11 @@ bool validate_1d2d(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b
     bad("b.ld = {} must be >= K = {} and a multiple of 16 (bytes between row starts)", b.ld, k);
   if (d.ld < n || d.ld % 8 != 0)
     bad("d.ld = {} must be >= N = {} and a multiple of 8 (16-byte row starts)", d.ld, n);
+  check_stride(a.ld, "a.ld");
+  check_stride(b.ld, "b.ld");
+  check_stride(d.ld, "d.ld");
+  check_scale_strides(sa, "a_scales");
+  check_scale_strides(sb, "b_scales");
 
   // Scale layouts.
   const int64_t kb = (k + 127) / 128, nb = (n + 127) / 128;
@@ -150,6 +176,9 @@ bool validate_gemm_grouped(bool masked, const Fp8Matrix& a, const ScaleMatrix& s
         "segment, marking padding rows -1 in group_of_row)",
         a.rows, kGroupedSegmentRows, kGroupedSegmentRows);
   }
+  if (a.rows > 0 && n > 0 && !tile_count_fits(a.rows, n, masked ? groups : 1))
+    bad("{} rows x N = {} over {} experts have more than {} output tiles of 64 x 16; split the call", a.rows, n, groups,
+        kMaxTiles);
   // The dense rules on expert 0's view of B and its scales.
   const Fp8Matrix b0{b.data, n, b.cols, b.ld};
   const ScaleMatrix sb0{sb.data, nb, sb.cols, sb.row_stride, sb.col_stride};
@@ -191,6 +220,9 @@ bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, c
   if (q.ld < q.cols || q.ld % 16 != 0)
     reject(fmt::format("q.ld = {} must be >= its cols = {} and a multiple of 16 (what gemm_fp8_nt reads)", q.ld,
                        q.cols));
+  if (x.ld > kMaxDimension || q.ld > kMaxDimension || sf.row_stride > kMaxDimension || sf.col_stride > kMaxDimension)
+    reject(fmt::format("x.ld = {}, q.ld = {} and the scale strides ({}, {}) must each be at most {}", x.ld, q.ld,
+                       sf.row_stride, sf.col_stride, kMaxDimension));
   if (sf.rows != scale_rows || sf.cols != scale_cols)
     reject(fmt::format("scales is [{}, {}] but must be [{}, {}] for x of [{}, {}]", sf.rows, sf.cols, scale_rows,
                        scale_cols, x.rows, x.cols));
@@ -243,6 +275,9 @@ bool validate_fp8_transpose(const Fp8Matrix& w, const ScaleMatrix& ws, const Fp8
     reject(fmt::format("w.ld = {} must be >= cols = {} and a multiple of 16", w.ld, w.cols));
   if (wt.ld < wt.cols || wt.ld % 16 != 0)
     reject(fmt::format("wt.ld = {} must be >= its cols = {} and a multiple of 16", wt.ld, wt.cols));
+  if (w.ld > kMaxDimension || wt.ld > kMaxDimension || ws.row_stride > kMaxDimension ||
+      ws.col_stride > kMaxDimension || wts.row_stride > kMaxDimension || wts.col_stride > kMaxDimension)
+    reject(fmt::format("leading dimensions and scale strides must each be at most {}", kMaxDimension));
   const int64_t nb = (w.rows + 127) / 128, kb = (w.cols + 127) / 128;
   if (ws.rows != nb || ws.cols != kb)
     reject(fmt::format("w_scales is [{}, {}] but must be [ceil(N/128), ceil(K/128)] = [{}, {}]", ws.rows, ws.cols, nb,
@@ -272,6 +307,9 @@ bool validate_scale_copy(const ScaleMatrix& in, const ScaleOutput& out) {
   if (in.rows == 0 || in.cols == 0) return false;
   if (in.data == nullptr || out.data == nullptr) reject("in.data and out.data must be device pointers (one is null)");
   if (addr(in.data) % 4 != 0 || addr(out.data) % 4 != 0) reject("scale pointers must be 4-byte aligned");
+  if (in.row_stride > kMaxDimension || in.col_stride > kMaxDimension || out.row_stride > kMaxDimension ||
+      out.col_stride > kMaxDimension)
+    reject(fmt::format("scale strides must each be at most {}", kMaxDimension));
   if (in.row_stride < 0 || in.col_stride < 0 || (in.rows > 1 && in.row_stride == 0) ||
       (in.cols > 1 && in.col_stride == 0))
     reject(fmt::format("in has strides (row {}, col {}); they must be positive", in.row_stride, in.col_stride));
@@ -315,6 +353,9 @@ bool validate_1d1d(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b
   if (groups * m > kMaxDimension) bad("groups x M = {} x {} must be at most {}; split the call", groups, m, kMaxDimension);
   if (m == 0 || n == 0) return false;
   if (k == 0) bad("K = 0: an empty reduction; D = C needs no GEMM (copy C into D)");
+  if (!tile_count_fits(std::max<int64_t>(groups, 1) * m, n, std::max<int64_t>(groups, 1)))
+    bad("{} x N = {} x {} has more than {} output tiles of 64 x 16; split the call", groups > 0 ? "groups x M" : "M",
+        std::max<int64_t>(groups, 1) * m, n, kMaxTiles);
   check_pointer(a.data, "a.data", 16);
   check_pointer(b.data, "b.data", 16);
   check_pointer(d.data, "d.data", 16);
@@ -326,6 +367,12 @@ bool validate_1d1d(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b
   if (d.ld < n || d.ld % 4 != 0) bad("d.ld = {} must be >= N = {} and a multiple of 4 (16-byte row starts)", d.ld, n);
   if (c != nullptr && (c->ld < n || c->ld % 4 != 0))
     bad("c->ld = {} must be >= N = {} and a multiple of 4 (16-byte row starts)", c->ld, n);
+  check_stride(a.ld, "a.ld");
+  check_stride(b.ld, "b.ld");
+  check_stride(d.ld, "d.ld");
+  if (c != nullptr) check_stride(c->ld, "c->ld");
+  check_scale_strides(sa, "a_scales");
+  check_scale_strides(sb, "b_scales");
   const int64_t kb = (k + 127) / 128;
   for (const auto& [s, rows, name] : {std::tuple{&sa, m, "a_scales"}, std::tuple{&sb, n, "b_scales"}}) {
     if (s->rows != rows || s->cols != kb)

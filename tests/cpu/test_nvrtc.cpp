@@ -161,3 +161,13 @@ TEST(Nvrtc, ResourceReportParsing) {
   EXPECT_FALSE(clean.slow_path());
   EXPECT_STREQ(clean.slow_path_reason(), "");
 }
+
+// At the K limit of the kernels with 128x128 B scales (README "Limits") the heuristic's
+// choices compile cleanly: the tile's B scales for 8192 K blocks fill most of shared memory.
+TEST(Nvrtc, KernelsAtTheKLimitCompileClean) {
+  for (int64_t m : {int64_t(1), int64_t(4096)}) {
+    const std::vector<RankedConfig> ranked = rank_configs(KernelKind::Gemm1D2D, m, 4096, kMaxK1D2D, DeviceTraits{});
+    ASSERT_FALSE(ranked.empty());
+    expect_clean_kernel(ranked.front().spec);
+  }
+}
