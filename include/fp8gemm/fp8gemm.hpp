@@ -365,6 +365,9 @@ struct PrewarmProgress {
   size_t total = 0;        // distinct non-empty shapes
   std::string kernel;      // the kernel of the shape just finished
   bool compiled = false;   // true: compiled now; false: found in the cache
+  // Where the shape's kernel came from: "compiled", "on disk", or "shared" (the kernel of an
+  // earlier shape of this prewarm, or already loaded in this process).
+  std::string source;
   double elapsed_s = 0.0;
 };
 
@@ -389,6 +392,15 @@ struct PrewarmReport {
   int num_sms = 0;            // multiprocessor count planned for
   double seconds = 0.0;
   std::vector<std::string> kernel_names;
+  // Candidates the planner compiled and then passed over (they spilled to local memory, or
+  // ptxas serialized their wgmma): their entries are on disk too, but no shape runs them.
+  size_t compiled_and_skipped = 0;
+  // Kernels of `kernel_names` that are not in the disk cache after the call (0 when every
+  // kernel was persisted), and why: the cache is memory-only (FP8GEMM_DISK_CACHE=0, no
+  // directory, a directory that cannot be created or written) or a write failed (disk full).
+  // A prewarm exists to fill the disk: the CLI exits non-zero when this is not 0.
+  size_t not_saved = 0;
+  std::string not_saved_reason;
 };
 
 // Compiles (or finds) every kernel the shapes need, in parallel, into the disk cache: what
@@ -421,6 +433,14 @@ struct DeviceInfo {
   bool supported = false;  // sm_90
 };
 
+// One setting in effect: its environment variable, the value used, and where it came from
+// ("FP8GEMM_TUNING=on" as read, "default", or the API call that changed it since).
+struct Setting {
+  std::string name;
+  std::string value;
+  std::string source;
+};
+
 struct RuntimeInfo {
   std::string library_version;
   std::string nvrtc_version;
@@ -429,6 +449,7 @@ struct RuntimeInfo {
   std::string driver;          // "CUDA 13.0" or why no driver was found
   int driver_version = 0;      // as cuDriverGetVersion, 0 without a driver
   std::vector<DeviceInfo> devices;
+  std::vector<Setting> settings;  // every environment variable the library reads (README, "Settings")
 };
 
 FP8GEMM_API RuntimeInfo runtime_info();
@@ -446,24 +467,50 @@ struct Stats {
 
 FP8GEMM_API Stats stats();
 
-// The entries of the disk cache, each read and verified (format tag, header, key, size
-// and SHA-256 of the cubin). `status` is "ok", or why the entry would be recompiled.
+// The files of the disk cache's kernels/ directory, each kernel entry read and verified
+// (format tag, header and its checksum, key, size and SHA-256 of the cubin, and whether this
+// library's key for the slug is the entry's). Reading creates nothing.
 struct CachedKernel {
   std::string file;     // path
-  std::string kernel;   // slug
+  std::string kernel;   // slug (entries), else the file name
   uint64_t bytes = 0;   // file size
+  // "entry": a kernel entry; `status` is "ok", or why no lookup of this library uses it.
+  // "temporary": an unfinished write (`<entry>.tmp.<pid>...`); `status` gives its age.
+  // "stray": a file that is no cache file.
+  std::string category = "entry";
   std::string status;
+  // Removed by clear_stale_cache(): unusable entries, temporaries older than 60 seconds (a
+  // live writer's file is younger) and stray files.
+  bool stale = false;
 };
 FP8GEMM_API std::vector<CachedKernel> cached_kernels();
 
+// The tuning databases of the cache directory (tuning/*.json). `status` is "ok", or why the
+// library ignores the file ("not readable: ..."); a readable file also says what it was
+// measured with.
+struct CachedTuningDatabase {
+  std::string file;
+  std::string status;
+  bool readable = false;
+  size_t problems = 0;
+  std::string gpu, nvrtc, library;
+  int sms = 0, driver = 0;
+};
+FP8GEMM_API std::vector<CachedTuningDatabase> cached_tuning_databases();
+
 // Deletes cache files: compiled kernels and/or tuning databases (and stray temporary
-// files). Returns how many files were removed.
+// files beside them). Files that could not be removed are listed in `failed`
+// ("<path>: <reason>"); nothing else is reported as removed.
 struct CacheClearReport {
   size_t kernels = 0;
   size_t tuning_files = 0;
-  size_t other = 0;
+  size_t other = 0;                 // temporaries and stray files
+  std::vector<std::string> failed;  // "<path>: <strerror>"
 };
 FP8GEMM_API CacheClearReport clear_cache(bool kernels, bool tuning);
+// Deletes only what cached_kernels() marks stale (and leftover temporaries of the tuning
+// databases): kernels = unusable entries removed, other = temporaries and stray files.
+FP8GEMM_API CacheClearReport clear_stale_cache();
 
 // ---------------------------------------------------------------------------
 // Tuning

@@ -7,10 +7,40 @@
 #include "driver/driver_api.hpp"
 #include "runtime/planner.hpp"
 #include "runtime/stats.hpp"
+#include "util/env.hpp"
+#include "util/log.hpp"
 
 namespace fp8gemm {
 
 using namespace detail;
+
+namespace {
+
+std::vector<Setting> current_settings() {
+  const Environment& e = env();
+  auto on_off = [](bool b) { return std::string(b ? "on" : "off"); };
+  auto changed = [](const std::string& source, bool differs, const char* call) {
+    return differs ? std::string(call) : source;
+  };
+  const char* modes[] = {"off", "cached", "on"};
+  const int mode = static_cast<int>(current_tuning_mode());
+  std::vector<Setting> out;
+  out.push_back({"FP8GEMM_CACHE_DIR", e.cache_dir.empty() ? "(none)" : e.cache_dir,
+                 e.cache_dir_source.empty()                  ? "no FP8GEMM_CACHE_DIR, XDG_CACHE_HOME or HOME"
+                 : e.cache_dir_source == "FP8GEMM_CACHE_DIR" ? "FP8GEMM_CACHE_DIR"
+                 : e.cache_dir_source == "XDG_CACHE_HOME"    ? "$XDG_CACHE_HOME/fp8gemm"
+                                                             : "$HOME/.cache/fp8gemm"});
+  out.push_back({"FP8GEMM_DISK_CACHE", on_off(e.disk_cache), e.disk_cache_source});
+  out.push_back({"FP8GEMM_CACHE_ONLY", on_off(current_cache_only()),
+                 changed(e.cache_only_source, current_cache_only() != e.cache_only, "set_cache_only()")});
+  out.push_back({"FP8GEMM_TUNING", mode >= 0 && mode <= 2 ? modes[mode] : "?",
+                 changed(e.tuning_source, mode != e.tuning_mode, "set_tuning_mode()")});
+  out.push_back({"FP8GEMM_LOG_LEVEL", log_level_word(log_level()),
+                 changed(e.log_level_source, log_level() != e.log_level, "changed by the program")});
+  return out;
+}
+
+}  // namespace
 
 RuntimeInfo runtime_info() {
   RuntimeInfo info;
@@ -19,6 +49,7 @@ RuntimeInfo runtime_info() {
   DiskCache& disk = Library::instance().disk();
   info.cache_dir = disk.dir().empty() ? "(none)" : disk.dir();
   info.cache_state = disk.state();
+  info.settings = current_settings();
   std::string why;
   const DriverApi* cu = try_driver(&why);
   if (cu == nullptr) {

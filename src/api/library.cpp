@@ -15,7 +15,10 @@
 
 namespace fp8gemm::detail {
 
-Library::Library() : disk_(env().disk_cache ? env().cache_dir : std::string()), store_(disk_) {}
+Library::Library()
+    : disk_(env().disk_cache ? env().cache_dir : std::string(),
+            env().disk_cache ? std::string() : env().disk_cache_source + " turns the disk cache off"),
+      store_(disk_) {}
 
 Library& Library::instance() {
   static Library* library = new Library();
@@ -52,7 +55,7 @@ TuningDb& Library::tuning_db_locked(const TuningMetadata& device) {
   if (!path.empty()) {
     std::string warning;
     db = load_tuning_db(path, device, &warning);
-    if (!warning.empty()) log(LogLevel::Warn, "{}", warning);
+    if (!warning.empty()) warn_once("tuning-db:" + path, warning);
   }
   return tuning_dbs_.emplace(path, std::move(db)).first->second;
 }
@@ -116,10 +119,14 @@ std::vector<TuningDb> Library::databases_for_this_software() {
   for (const std::string& name : list_files(dir)) {
     if (name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
     const std::optional<std::string> text = read_file(dir + "/" + name);
-    std::string why;
+    std::string why = text ? "" : "cannot read it";
     const std::optional<TuningDb> db = text ? TuningDb::from_json(*text, &why) : std::nullopt;
-    if (db && db->metadata().nvrtc_version == nvrtc_version() &&
-        db->metadata().library_version == FP8GEMM_VERSION_STRING)
+    if (!db)  // the README promises one warning for a database the library cannot use
+      warn_once("tuning-db:" + dir + "/" + name,
+                fmt::format("ignoring the tuning database {}/{}: {}; the heuristic plans its problems", dir, name,
+                            why));
+    else if (db->metadata().nvrtc_version == nvrtc_version() &&
+             db->metadata().library_version == FP8GEMM_VERSION_STRING)
       out.push_back(*db);
   }
   return out;

@@ -9,6 +9,7 @@
 
 #include "api/library.hpp"
 #include "runtime/planner.hpp"
+#include "runtime/stats.hpp"
 #include "util/error.hpp"
 
 namespace fp8gemm {
@@ -46,12 +47,19 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
   std::atomic<size_t> next{0};
   std::mutex mutex;  // guards the report, `kernels`, the progress callback and `error`
   std::vector<KernelSpec> kernels;
+  std::vector<std::pair<std::string, std::string>> entries;  // slug and cache key of each of `kernels`
+  const uint64_t compiles_before = counters().kernels_compiled.load();
   std::exception_ptr error;
   size_t done = 0;
   auto worker = [&] {
     for (size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) {
       PlannedKernel planned;
-      std::vector<std::pair<KernelSpec, KernelSource>> extra;
+      struct Extra {
+        KernelSpec spec;
+        KernelSource source;
+        std::string key;
+      };
+      std::vector<Extra> extra;
       try {
         // What the shape's GEMM will run on device 0 (its tuning database's winner, else the
         // heuristic), plus the winners other devices' databases in this cache directory
@@ -66,19 +74,19 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
           const KernelSpec early = constant_b_spec(planned.spec, p.m);
           if (!(early == planned.spec)) {
             KernelSource source = KernelSource::Memory;
-            store.get(early, &source);
-            extra.emplace_back(early, source);
+            const std::string key = store.get(early, &source)->key;
+            extra.push_back({early, source, key});
           }
         }
         for (const TuningDb& db : tunable(p.kind) ? databases : std::vector<TuningDb>{})
           if (const TunedEntry* e = db.find(p.kind, p.m, p.n, p.k, p.groups)) {
             const KernelSpec& s = e->spec;
             const bool seen = s == planned.spec || std::any_of(extra.begin(), extra.end(),
-                                                                [&](const auto& x) { return x.first == s; });
+                                                                [&](const Extra& x) { return x.spec == s; });
             if (seen || !spec_illegal_reason(s).empty()) continue;
             KernelSource source = KernelSource::Memory;
-            store.get(s, &source);
-            extra.emplace_back(s, source);
+            const std::string key = store.get(s, &source)->key;
+            extra.push_back({s, source, key});
           }
       } catch (...) {
         std::lock_guard<std::mutex> lock(mutex);
@@ -89,14 +97,16 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
       ++done;
       if (std::find(kernels.begin(), kernels.end(), planned.spec) == kernels.end()) {
         kernels.push_back(planned.spec);
+        entries.emplace_back(planned.spec.slug(), planned.binary->key);
         report.kernel_names.push_back(planned.spec.slug());
       }
-      for (const auto& [s, source] : extra)
-        if (std::find(kernels.begin(), kernels.end(), s) == kernels.end()) {
-          kernels.push_back(s);
-          report.kernel_names.push_back(s.slug());
-          if (source == KernelSource::Compiled) ++report.compiled;
-          if (source == KernelSource::Disk) ++report.from_disk;
+      for (const Extra& x : extra)
+        if (std::find(kernels.begin(), kernels.end(), x.spec) == kernels.end()) {
+          kernels.push_back(x.spec);
+          entries.emplace_back(x.spec.slug(), x.key);
+          report.kernel_names.push_back(x.spec.slug());
+          if (x.source == KernelSource::Compiled) ++report.compiled;
+          if (x.source == KernelSource::Disk) ++report.from_disk;
         }
       // A kernel is compiled (or read) by exactly one thread; the others find it in memory.
       if (planned.source == KernelSource::Compiled) ++report.compiled;
@@ -107,6 +117,9 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
         p.total = work.size();
         p.kernel = planned.spec.slug();
         p.compiled = planned.source == KernelSource::Compiled;
+        p.source = planned.source == KernelSource::Compiled ? "compiled"
+                   : planned.source == KernelSource::Disk   ? "on disk"
+                                                            : "shared";
         p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         options.on_progress(p);
       }
@@ -118,6 +131,15 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
   report.kernels = kernels.size();
+  const uint64_t compiles = counters().kernels_compiled.load() - compiles_before;
+  report.compiled_and_skipped = compiles > report.compiled ? static_cast<size_t>(compiles - report.compiled) : 0;
+  // What a prewarm is for: every kernel on disk for the processes that come after it.
+  const DiskCache& disk = store.disk();
+  for (const auto& [slug, key] : entries) report.not_saved += disk.holds(slug, key) ? 0 : 1;
+  if (report.not_saved > 0)
+    report.not_saved_reason = disk.memory_only()
+                                  ? "the kernel cache is memory-only: " + disk.memory_only_reason()
+                                  : "their entries are missing or unreadable in " + disk.dir() + "/kernels";
   report.from_memory = report.kernels - std::min(report.kernels, report.compiled + report.from_disk);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;

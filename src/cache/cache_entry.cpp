@@ -7,8 +7,19 @@
 
 namespace fp8gemm::detail {
 
+namespace {
+
+// SHA-256 over the header's canonical JSON without its own checksum field.
+std::string header_checksum(nlohmann::json header) {
+  header.erase("header_sha256");
+  const std::string text = header.dump();
+  return Sha256::hex(Sha256::of(text.data(), text.size()));
+}
+
+}  // namespace
+
 std::string encode_cache_entry(const CacheEntry& e) {
-  const nlohmann::json header = {
+  nlohmann::json header = {
       {"key", e.key},
       {"slug", e.slug},
       {"lowered_name", e.lowered_name},
@@ -20,6 +31,7 @@ std::string encode_cache_entry(const CacheEntry& e) {
       {"spill_load_bytes", e.resources.spill_load_bytes},
       {"performance_notes", e.resources.performance_notes},
       {"library_version", FP8GEMM_VERSION_STRING}};
+  header["header_sha256"] = header_checksum(header);
   std::string out = kCacheEntryMagic;
   out += "\n";
   out += header.dump();
@@ -35,6 +47,8 @@ std::optional<CacheEntry> decode_cache_entry(const std::string& bytes, const std
     return std::nullopt;
   };
   const size_t line1 = bytes.find('\n');
+  if (line1 != std::string::npos && bytes.compare(0, line1, "FP8GEMM-KERNEL 1") == 0)
+    return reject("written in entry format 1 by an older library");
   if (line1 == std::string::npos || bytes.compare(0, line1, kCacheEntryMagic) != 0)
     return reject("not an fp8gemm kernel entry (bad format tag)");
   const size_t line2 = bytes.find('\n', line1 + 1);
@@ -44,6 +58,8 @@ std::optional<CacheEntry> decode_cache_entry(const std::string& bytes, const std
   std::string cubin_sha;
   try {
     const nlohmann::json h = nlohmann::json::parse(bytes.substr(line1 + 1, line2 - line1 - 1));
+    if (!h.is_object() || h.value("header_sha256", std::string()) != header_checksum(h))
+      return reject("header checksum mismatch (edited or corrupted header)");
     e.key = h.at("key").get<std::string>();
     e.slug = h.at("slug").get<std::string>();
     e.lowered_name = h.at("lowered_name").get<std::string>();

@@ -17,12 +17,14 @@ struct CacheEntry {
   std::string cubin;
 };
 
-constexpr const char* kCacheEntryMagic = "FP8GEMM-KERNEL 1";
+// Format 2: the header carries header_sha256, a checksum over the rest of the header, so that
+// an edited field ("registers") is caught like a damaged cubin.
+constexpr const char* kCacheEntryMagic = "FP8GEMM-KERNEL 2";
 
 std::string encode_cache_entry(const CacheEntry& entry);
 
-// Parses and verifies an entry: format tag, header, expected key, size and SHA-256 of
-// the cubin. On any mismatch returns nullopt and says why in *why.
+// Parses and verifies an entry: format tag, the header's own checksum, expected key, size
+// and SHA-256 of the cubin. On any mismatch returns nullopt and says why in *why.
 std::optional<CacheEntry> decode_cache_entry(const std::string& bytes, const std::string& expected_key,
                                              std::string* why);
 

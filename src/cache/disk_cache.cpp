@@ -1,5 +1,6 @@
 #include "cache/disk_cache.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,18 +11,50 @@
 
 namespace fp8gemm::detail {
 
-DiskCache::DiskCache(std::string dir) : dir_(std::move(dir)) {
+namespace {
+
+// Why `dir` (absent) could not be created, judged without creating it: the nearest existing
+// ancestor must be a writable directory. "" when it can be.
+std::string cannot_create(const std::string& dir) {
+  std::string parent = dir;
+  for (;;) {
+    const size_t slash = parent.find_last_of('/');
+    parent = slash == std::string::npos ? "." : slash == 0 ? "/" : parent.substr(0, slash);
+    struct stat st {};
+    if (::stat(parent.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return "cannot create " + dir + ": " + parent + " is not a directory";
+      if (::access(parent.c_str(), W_OK) != 0) return "cannot create " + dir + ": " + std::strerror(errno);
+      return "";
+    }
+    if (errno != ENOENT) return "cannot create " + dir + ": " + std::strerror(errno);
+    if (parent == "/" || parent == ".") return "cannot create " + dir;
+  }
+}
+
+}  // namespace
+
+DiskCache::DiskCache(std::string dir, std::string off_reason) : dir_(std::move(dir)) {
   if (dir_.empty()) {
-    go_memory_only("no cache directory: set FP8GEMM_CACHE_DIR or HOME");
+    go_memory_only(off_reason.empty() ? "no cache directory: set FP8GEMM_CACHE_DIR or HOME" : off_reason);
     return;
   }
   kernels_dir_ = dir_ + "/kernels";
-  if (const int err = make_dirs(kernels_dir_); err != 0) {
-    go_memory_only("cannot create " + kernels_dir_ + ": " + std::strerror(err));
+  struct stat st {};
+  if (::stat(kernels_dir_.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) go_memory_only(kernels_dir_ + " is not a directory");
+    else if (::access(kernels_dir_.c_str(), W_OK) != 0)
+      go_memory_only(kernels_dir_ + " is not writable: " + std::strerror(errno));
     return;
   }
-  if (::access(kernels_dir_.c_str(), W_OK) != 0)
-    go_memory_only(kernels_dir_ + " is not writable: " + std::strerror(errno));
+  if (errno != ENOENT) {
+    go_memory_only("cannot use " + kernels_dir_ + ": " + std::strerror(errno));
+    return;
+  }
+  if (const std::string why = cannot_create(kernels_dir_); !why.empty()) {
+    go_memory_only(why);
+    return;
+  }
+  pending_create_.store(true);
 }
 
 std::string DiskCache::entry_path(const std::string& slug, const std::string& key) const {
@@ -42,8 +75,25 @@ std::optional<CacheEntry> DiskCache::load(const std::string& slug, const std::st
   return entry;
 }
 
+bool DiskCache::holds(const std::string& slug, const std::string& key) const {
+  if (kernels_dir_.empty()) return false;
+  const std::optional<std::string> bytes = read_file(entry_path(slug, key));
+  std::string why;
+  return bytes && decode_cache_entry(*bytes, key, &why).has_value();
+}
+
 void DiskCache::store(const CacheEntry& entry) {
   if (memory_only()) return;
+  if (pending_create_.load()) {
+    std::lock_guard<std::mutex> lock(create_mutex_);
+    if (pending_create_.load()) {
+      if (const int err = make_dirs(kernels_dir_); err != 0) {
+        go_memory_only("cannot create " + kernels_dir_ + ": " + std::strerror(err));
+        return;
+      }
+      pending_create_.store(false);
+    }
+  }
   const std::string path = entry_path(entry.slug, entry.key);
   if (const int err = write_file_atomic(path, encode_cache_entry(entry)); err != 0)
     go_memory_only("cannot write " + path + ": " + std::strerror(err));
@@ -61,9 +111,15 @@ void DiskCache::go_memory_only(const std::string& reason) {
 }
 
 std::string DiskCache::state() const {
-  if (!memory_only()) return "read-write";
+  if (!memory_only()) return pending_create_.load() ? "read-write (created on first write)" : "read-write";
   std::lock_guard<std::mutex> lock(mutex_);
   return "memory-only (" + reason_ + ")";
+}
+
+std::string DiskCache::memory_only_reason() const {
+  if (!memory_only()) return "";
+  std::lock_guard<std::mutex> lock(mutex_);
+  return reason_;
 }
 
 }  // namespace fp8gemm::detail

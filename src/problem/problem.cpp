@@ -1,6 +1,8 @@
 #include "problem/problem.hpp"
 
+#include <cstring>
 #include <numeric>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -44,6 +46,65 @@ std::string KernelSpec::slug() const {
                      config.multicast == 1 ? "_mcA" : config.multicast == 2 ? "_mcB" : "",
                      config.tma_store == 1 ? "_ts" : config.tma_store == 2 ? "_ts1" : "", config.split_k == 2 ? "_sk2" : "",
                      option == 1 ? "_cb" : "");
+}
+
+std::optional<KernelSpec> spec_from_slug(const std::string& slug) {
+  constexpr KernelKind kAll[] = {KernelKind::Gemm1D2D,        KernelKind::Gemm1D1D,     KernelKind::Quantize1x128,
+                                 KernelKind::Quantize128x128, KernelKind::QuantizeTransposed1x128,
+                                 KernelKind::TransposeFp8,    KernelKind::CopyScales,   KernelKind::GroupedContiguous,
+                                 KernelKind::GroupedMasked,   KernelKind::KGrouped};
+  std::optional<KernelSpec> found;
+  size_t best = 0;  // the longest kind name that prefixes the slug ("gemm1d2d_gm" before "gemm1d2d")
+  for (KernelKind kind : kAll) {
+    const std::string name = kind_name(kind);
+    if (slug.compare(0, name.size(), name) != 0 || name.size() <= best) continue;
+    const std::string rest = slug.substr(name.size());
+    KernelSpec spec;
+    spec.kind = kind;
+    if (!is_gemm(kind)) {
+      if (rest != "" && rest != "_pow2") continue;
+      spec.option = rest.empty() ? 0 : 1;
+    } else {
+      // _n<N>[_k<K>]_bm<>_bn<>_s<>_g<>[_mcA|_mcB][_ts|_ts1][_sk2][_cb]
+      std::vector<std::string> parts;
+      for (size_t i = 1; i <= rest.size();) {
+        if (rest[i - 1] != '_') break;
+        const size_t j = rest.find('_', i);
+        parts.push_back(rest.substr(i, j == std::string::npos ? std::string::npos : j - i));
+        i = j == std::string::npos ? rest.size() + 1 : j + 1;
+      }
+      auto number = [](const std::string& part, const char* prefix, int64_t* out) {
+        const size_t n = std::strlen(prefix);
+        if (part.size() <= n || part.compare(0, n, prefix) != 0 || part.size() - n > 12) return false;
+        int64_t v = 0;
+        for (size_t i = n; i < part.size(); ++i) {
+          if (part[i] < '0' || part[i] > '9') return false;
+          v = v * 10 + (part[i] - '0');
+        }
+        *out = v;
+        return true;
+      };
+      size_t i = 0;
+      int64_t bm = 0, bn = 0, st = 0, g = 0;
+      const bool ok = i < parts.size() && number(parts[i++], "n", &spec.n) &&
+                      (kind == KernelKind::KGrouped || (i < parts.size() && number(parts[i++], "k", &spec.k))) &&
+                      i + 4 <= parts.size() && number(parts[i], "bm", &bm) && number(parts[i + 1], "bn", &bn) &&
+                      number(parts[i + 2], "s", &st) && number(parts[i + 3], "g", &g);
+      if (!ok) continue;
+      i += 4;
+      spec.config = KernelConfig{static_cast<int>(bm), static_cast<int>(bn), static_cast<int>(st),
+                                 static_cast<int>(g), 0, 0, 1};
+      if (i < parts.size() && (parts[i] == "mcA" || parts[i] == "mcB")) spec.config.multicast = parts[i++] == "mcA" ? 1 : 2;
+      if (i < parts.size() && (parts[i] == "ts" || parts[i] == "ts1")) spec.config.tma_store = parts[i++] == "ts" ? 1 : 2;
+      if (i < parts.size() && parts[i] == "sk2") spec.config.split_k = 2, ++i;
+      if (i < parts.size() && parts[i] == "cb") spec.option = 1, ++i;
+      if (i != parts.size()) continue;
+    }
+    if (spec.slug() != slug) continue;  // only the canonical spelling
+    found = spec;
+    best = name.size();
+  }
+  return found;
 }
 
 size_t KernelSpecHash::operator()(const KernelSpec& s) const {

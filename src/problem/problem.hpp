@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace fp8gemm::detail {
@@ -137,6 +138,10 @@ constexpr int kConstantBStages = 2;
 // the same config with option 1 where that was measured to pay (dense, M <= 128 in one M
 // block, no multicast, kernels that hold an SM alone), else `spec` itself.
 KernelSpec constant_b_spec(const KernelSpec& spec, int64_t m);
+
+// The spec a slug names (KernelSpec::slug() read back), or nullopt when `slug` is not one
+// that slug() writes.
+std::optional<KernelSpec> spec_from_slug(const std::string& slug);
 
 // Why a spec cannot be compiled/launched, or "" if it can.
 std::string spec_illegal_reason(const KernelSpec& spec);

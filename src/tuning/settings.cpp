@@ -9,12 +9,7 @@ namespace fp8gemm::detail {
 namespace {
 
 std::atomic<int>& mode_storage() {
-  static std::atomic<int> mode{[] {
-    const Environment& e = env();
-    if (!e.rejected_tuning.empty())
-      log(LogLevel::Warn, "FP8GEMM_TUNING={} is not one of off, cached, on; using cached", e.rejected_tuning);
-    return e.tuning_mode;
-  }()};
+  static std::atomic<int> mode{env().tuning_mode};
   return mode;
 }
 

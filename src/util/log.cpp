@@ -13,13 +13,7 @@ namespace {
 void log_line(LogLevel level, const std::string& message);
 
 std::atomic<int>& level_storage() {
-  static std::atomic<int> level{[] {
-    const Environment& e = env();
-    if (!e.rejected_log_level.empty())
-      log_line(LogLevel::Warn, "FP8GEMM_LOG_LEVEL=" + e.rejected_log_level +
-                                   " is not one of error, warn, info, debug; using warn");
-    return static_cast<int>(e.log_level);
-  }()};
+  static std::atomic<int> level{static_cast<int>(env().log_level)};
   return level;
 }
 

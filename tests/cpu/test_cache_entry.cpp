@@ -50,3 +50,21 @@ TEST(CacheEntry, RejectsCorruptTruncatedForeignAndGarbage) {
   EXPECT_FALSE(decode_cache_entry(std::string(4096, '\0'), e.key, &why));
   EXPECT_FALSE(decode_cache_entry(std::string(kCacheEntryMagic) + "\n{not json}\n", e.key, &why));
 }
+
+// The header is covered by its own checksum: an edited field is caught like a damaged cubin,
+// and entries of the older format 1 (no header checksum) are refused and recompiled.
+TEST(CacheEntry, EditedHeaderAndFormat1AreRejected) {
+  const CacheEntry e = sample();
+  const std::string good = encode_cache_entry(e);
+  std::string why;
+  std::string edited = good;
+  const size_t at = edited.find("\"registers\":168");
+  ASSERT_NE(at, std::string::npos) << good.substr(0, 400);
+  edited.replace(at, 15, "\"registers\":255");
+  EXPECT_FALSE(decode_cache_entry(edited, e.key, &why));
+  EXPECT_NE(why.find("header checksum"), std::string::npos) << why;
+  std::string format1 = good;
+  format1.replace(0, std::string(kCacheEntryMagic).size(), "FP8GEMM-KERNEL 1");
+  EXPECT_FALSE(decode_cache_entry(format1, e.key, &why));
+  EXPECT_NE(why.find("format 1"), std::string::npos) << why;
+}

@@ -11,6 +11,7 @@
 #include "cache/cache_entry.hpp"
 #include "driver/driver_api.hpp"
 #include "runtime/planner.hpp"
+#include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "util/files.hpp"
 
@@ -18,29 +19,9 @@ extern char** environ;
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Result run_cli(const std::string& args) {
-  const std::string command = std::string(FP8GEMM_CLI_PATH) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = ::popen(command.c_str(), "r");
-  if (p == nullptr) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), p)) > 0) r.output.append(buffer, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string write_shapes(const std::string& dir, const std::string& json) {
-  const std::string path = dir + "/shapes.json";
-  std::ofstream(path) << json;
-  return path;
-}
+using Result = fp8gemm::test::CliResult;
+using fp8gemm::test::run_cli;
+using fp8gemm::test::write_shapes;
 
 const char* kSmallShapes = R"({"dense": {"m": [1, 200], "nk": [[256, 512], [264, 1024]]}})";
 

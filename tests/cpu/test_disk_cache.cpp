@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,10 +32,13 @@ TEST(DiskCache, MissThenHitWithReadableName) {
   TempDir dir;
   DiskCache cache(dir.path());
   EXPECT_FALSE(cache.memory_only());
-  EXPECT_EQ(cache.state(), "read-write");
+  // Nothing is created before the first store (read-only commands leave the disk alone).
+  EXPECT_EQ(cache.state(), "read-write (created on first write)");
   const CacheEntry e = entry("gemm1d2d_n8_k16_bm64_bn16_s2_g8", 'a');
   EXPECT_FALSE(cache.load(e.slug, e.key));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/kernels"));
   cache.store(e);
+  EXPECT_EQ(cache.state(), "read-write");
   const auto hit = cache.load(e.slug, e.key);
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->cubin, e.cubin);

@@ -187,3 +187,36 @@ TEST(Problem, JsonRoundTrip) {
   EXPECT_THROW(spec_from_json("{\"kind\": \"gemm1d2d\"}"), fp8gemm::Error);
   EXPECT_THROW(spec_from_json("not json"), fp8gemm::Error);
 }
+
+// Slugs read back into their specs (cache administration recomputes an entry's key from its
+// name); anything slug() does not write is refused.
+TEST(Problem, SpecFromSlugRoundTrips) {
+  const std::vector<KernelSpec> specs = {
+      KernelSpec{KernelKind::Gemm1D2D, 7168, 16384, KernelConfig{256, 128, 3, 8, 0, 1}},
+      KernelSpec{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{64, 128, 8, 8, 2, 1}},
+      KernelSpec{KernelKind::Gemm1D2D, 4096, 7168, KernelConfig{64, 64, 8, 8, 0, 0, 2}},
+      KernelSpec{KernelKind::Gemm1D2D, 4096, 7168, KernelConfig{128, 128, 4, 8, 1, 2}},
+      KernelSpec{KernelKind::Gemm1D1D, 4096, 16384, KernelConfig{128, 128, 4, 8}},
+      KernelSpec{KernelKind::GroupedContiguous, 6144, 7168, KernelConfig{128, 192, 4, 8, 0, 1}},
+      KernelSpec{KernelKind::GroupedMasked, 4096, 2048, KernelConfig{256, 128, 3, 8, 0, 1}},
+      KernelSpec{KernelKind::KGrouped, 7168, 0, KernelConfig{128, 128, 4, 8}},
+      KernelSpec{KernelKind::Quantize1x128},
+      KernelSpec{KernelKind::CopyScales},
+  };
+  for (KernelSpec s : specs) {
+    const std::optional<KernelSpec> back = spec_from_slug(s.slug());
+    ASSERT_TRUE(back) << s.slug();
+    EXPECT_TRUE(*back == s) << s.slug();
+  }
+  KernelSpec cb{KernelKind::Gemm1D2D, 32768, 512, KernelConfig{64, 128, 8, 8}};
+  cb.option = 1;
+  ASSERT_TRUE(spec_from_slug(cb.slug()));
+  EXPECT_TRUE(*spec_from_slug(cb.slug()) == cb);
+  KernelSpec pow2{KernelKind::Quantize128x128};
+  pow2.option = 1;
+  EXPECT_TRUE(*spec_from_slug(pow2.slug()) == pow2);
+  for (const char* bad : {"", "gemm1d2d", "gemm1d2d_n7168_k16384_bm256_bn128_s3", "gemm1d2d_n7168_k16384_bm256_bn128_s3_g8_x",
+                          "gemm1d2d_n07168_k16384_bm256_bn128_s3_g8", "gemm1d2d_n7168_k16384_bm256_bn128_s3_g8_ts_mcA",
+                          "gemm1d1d_kg_n7168_k0_bm128_bn128_s4_g8", "quant1x128_pow3", "notakernel_n1"})
+    EXPECT_FALSE(spec_from_slug(bad)) << bad;
+}

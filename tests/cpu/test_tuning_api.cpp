@@ -42,7 +42,7 @@ TEST(TuningApi, ModeRoundTripAndValidation) {
   EXPECT_EQ(detail::parse_tuning_mode("off"), 0);
   EXPECT_EQ(detail::parse_tuning_mode("cached"), 1);
   EXPECT_EQ(detail::parse_tuning_mode("on"), 2);
-  EXPECT_EQ(detail::parse_tuning_mode("ON"), -1);
+  EXPECT_EQ(detail::parse_tuning_mode("ON"), 2);  // any case
   EXPECT_EQ(detail::parse_tuning_mode("yes"), -1);
 }
 

@@ -32,6 +32,9 @@ int run_info() {
   fmt::print("cache dir    {}\n", info.cache_dir);
   fmt::print("cache state  {}\n", info.cache_state);
   fmt::print("driver       {}\n", info.driver);
+  fmt::print("settings\n");
+  for (const fp8gemm::Setting& st : info.settings)
+    fmt::print("  {:<20} {:<28} ({})\n", st.name, st.value, st.source);
   if (info.devices.empty()) fmt::print("devices      none\n");
   for (const fp8gemm::DeviceInfo& d : info.devices)
     fmt::print("device {}     {} (sm_{}{}, {} SMs, {:.1f} GiB){}\n", d.ordinal, d.name, d.cc_major, d.cc_minor,
@@ -63,7 +66,7 @@ int run_prewarm(const std::vector<fp8gemm::GemmShape>& all, int jobs, int sms, b
   std::unique_ptr<fp8gemm::cli::Progress> progress;
   options.on_progress = [&](const fp8gemm::PrewarmProgress& p) {
     if (!progress) progress = std::make_unique<fp8gemm::cli::Progress>("prewarm", p.total, quiet);
-    progress->step(p.done, p.kernel, p.compiled ? "compiled" : "cached", p.elapsed_s);
+    progress->step(p.done, p.kernel, p.source, p.elapsed_s);
   };
   const fp8gemm::PrewarmReport r = fp8gemm::prewarm(all, options);
   if (progress) progress->finish();
@@ -72,50 +75,83 @@ int run_prewarm(const std::vector<fp8gemm::GemmShape>& all, int jobs, int sms, b
              "planned for {} SMs; cache {} [{}]\n",
              r.shapes, r.kernels, r.compiled, r.from_disk, r.from_memory, r.seconds, r.num_sms, info.cache_dir,
              info.cache_state);
+  if (r.compiled_and_skipped > 0)
+    fmt::print("prewarm: {} more candidate kernel{} compiled and passed over by the planner (local memory or "
+               "serialized wgmma); {} in the cache too\n",
+               r.compiled_and_skipped, r.compiled_and_skipped == 1 ? " was" : "s were",
+               r.compiled_and_skipped == 1 ? "it is" : "they are");
+  if (r.not_saved > 0) {
+    fmt::print(stderr, "prewarm: {} of {} kernels are not saved in the disk cache ({}); processes that start later "
+                       "will compile them again\n",
+               r.not_saved, r.kernels, r.not_saved_reason);
+    return 1;
+  }
   return 0;
 }
 
-// cache list | verify | stats | clear
-int run_cache(const std::string& action, bool kernels_only, bool tuning_only) {
+// cache list | verify | stats | clear. Exit codes: 0; 1 when clear could not remove a file;
+// 3 when verify finds anything the library cannot use or leftovers (see cache/README.md).
+int run_cache(const std::string& action, bool kernels_only, bool tuning_only, bool stale) {
   const fp8gemm::RuntimeInfo info = fp8gemm::runtime_info();
   if (action == "clear") {
-    const fp8gemm::CacheClearReport r = fp8gemm::clear_cache(!tuning_only, !kernels_only);
-    fmt::print("cache clear: removed {} kernels, {} tuning files, {} temporary files from {}\n", r.kernels,
-               r.tuning_files, r.other, info.cache_dir);
+    const fp8gemm::CacheClearReport r =
+        stale ? fp8gemm::clear_stale_cache() : fp8gemm::clear_cache(!tuning_only, !kernels_only);
+    if (stale)
+      fmt::print("cache clear --stale: removed {} unusable kernel entries, {} leftover or stray files from {}\n",
+                 r.kernels, r.other, info.cache_dir);
+    else
+      fmt::print("cache clear: removed {} kernels, {} tuning files, {} temporary files from {}\n", r.kernels,
+                 r.tuning_files, r.other, info.cache_dir);
+    for (const std::string& f : r.failed) fmt::print(stderr, "cache clear: could not remove {}\n", f);
+    if (!r.failed.empty()) {
+      fmt::print(stderr, "cache clear: {} file{} not removed\n", r.failed.size(), r.failed.size() == 1 ? "" : "s");
+      return 1;
+    }
     return 0;
   }
-  const std::vector<fp8gemm::CachedKernel> entries = fp8gemm::cached_kernels();
-  size_t bad = 0;
+  const std::vector<fp8gemm::CachedKernel> files = fp8gemm::cached_kernels();
+  size_t entries = 0, unusable = 0, temporaries = 0, leftovers = 0, strays = 0;
   uint64_t bytes = 0;
-  for (const fp8gemm::CachedKernel& k : entries) {
-    bad += k.status != "ok";
-    bytes += k.bytes;
-  }
-  if (action == "list" || action == "verify") {
-    for (const fp8gemm::CachedKernel& k : entries)
-      if (action == "list" || k.status != "ok")
-        fmt::print("{:<60} {:>8} B  {}\n", k.kernel, k.bytes, k.status);
-  }
-  fmt::print("cache {}: {} kernels ({:.1f} MiB), {} not usable (recompiled on use); directory {} [{}]\n", action,
-             entries.size(), double(bytes) / (1 << 20), bad, info.cache_dir, info.cache_state);
-  // Tuning databases (format: cache/README.md).
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(fs::path(info.cache_dir) / "tuning", ec)) {
-    if (e.path().extension() != ".json") continue;
-    std::ifstream in(e.path());
-    try {
-      const nlohmann::json j = nlohmann::json::parse(in);
-      const nlohmann::json& m = j.at("metadata");
-      fmt::print("tuning database {}: {} problems, measured on {} ({} SMs), driver {}, NVRTC {}, library {}\n",
-                 e.path().filename().string(), j.at("entries").size(), m.at("gpu").get<std::string>(),
-                 m.at("sms").get<int>(), m.at("driver").get<int>(), m.at("nvrtc").get<std::string>(),
-                 m.at("library").get<std::string>());
-    } catch (const std::exception&) {
-      fmt::print("tuning database {}: not readable (ignored by the library)\n", e.path().filename().string());
+  for (const fp8gemm::CachedKernel& k : files) {
+    if (k.category == "entry") {
+      ++entries;
+      unusable += k.status != "ok";
+      bytes += k.bytes;
+    } else if (k.category == "temporary") {
+      ++temporaries;
+      leftovers += k.stale;
+    } else {
+      ++strays;
     }
   }
-  return action == "verify" && bad > 0 ? 3 : 0;
+  if (action == "list" || action == "verify") {
+    for (const fp8gemm::CachedKernel& k : files)
+      if (action == "list" || k.stale)
+        fmt::print("{:<60} {:>8} B  {}{}\n", k.kernel, k.bytes, k.category == "entry" ? "" : k.category + ": ",
+                   k.status);
+  }
+  fmt::print("cache {}: {} kernels ({:.1f} MiB), {} not usable (recompiled on use); {} temporary files ({} left over "
+             "by interrupted writes), {} stray files; directory {} [{}]\n",
+             action, entries, double(bytes) / (1 << 20), unusable, temporaries, leftovers, strays, info.cache_dir,
+             info.cache_state);
+  size_t bad_databases = 0;
+  for (const fp8gemm::CachedTuningDatabase& t : fp8gemm::cached_tuning_databases()) {
+    const std::string name = std::filesystem::path(t.file).filename().string();
+    bad_databases += t.readable ? 0 : 1;
+    if (t.readable)
+      fmt::print("tuning database {}: {} problems, measured on {} ({} SMs), driver {}, NVRTC {}, library {}{}\n", name,
+                 t.problems, t.gpu, t.sms, t.driver, t.nvrtc, t.library, t.status == "ok" ? "" : "; " + t.status);
+    else
+      fmt::print("tuning database {}: {}\n", name, t.status);
+  }
+  if (action == "verify" && unusable + leftovers + strays + bad_databases > 0) {
+    fmt::print(stderr,
+               "cache verify: {} unusable kernel entries, {} leftover temporaries, {} stray files, {} unreadable tuning "
+               "databases (`fp8gemm cache clear --stale` removes all but the databases)\n",
+               unusable, leftovers, strays, bad_databases);
+    return 3;
+  }
+  return 0;
 }
 
 // The kind of a shape in the tune table: "forward", "wgrad", or the grouped kind with its
@@ -211,13 +247,16 @@ int main(int argc, char** argv) {
   CLI::App* cache = app.add_subcommand("cache", "Inspect or clear the kernel cache and tuning databases");
   cache->require_subcommand(1);
   CLI::App* cache_list = cache->add_subcommand("list", "List cached kernels with their size and status");
-  CLI::App* cache_verify =
-      cache->add_subcommand("verify", "Check every cached kernel (exit 3 if any would be recompiled)");
+  CLI::App* cache_verify = cache->add_subcommand(
+      "verify", "Check every cached kernel and tuning database (exit 3 if any is unusable, or leftovers are found)");
   CLI::App* cache_stats = cache->add_subcommand("stats", "Count the cached kernels and their size");
   CLI::App* cache_clear = cache->add_subcommand("clear", "Delete cached kernels and tuning databases");
-  bool kernels_only = false, tuning_only = false;
+  bool kernels_only = false, tuning_only = false, stale_only = false;
   cache_clear->add_flag("--kernels-only", kernels_only, "Keep the tuning databases");
   cache_clear->add_flag("--tuning-only", tuning_only, "Keep the compiled kernels");
+  cache_clear->add_flag("--stale", stale_only,
+                        "Remove only what no lookup of this library uses: corrupt, misnamed or stale entries, "
+                        "temporary files older than 60 s, stray files");
 
   CLI::App* tune = app.add_subcommand(
       "tune", "Time candidate kernels for every shape of a set on the GPU and store the winners (needs an sm_90 GPU)");
@@ -361,8 +400,12 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "cache clear: --kernels-only and --tuning-only exclude each other\n");
         return 2;
       }
+      if (stale_only && (kernels_only || tuning_only)) {
+        fmt::print(stderr, "cache clear: --stale excludes --kernels-only and --tuning-only\n");
+        return 2;
+      }
       return run_cache(*cache_list ? "list" : *cache_verify ? "verify" : *cache_stats ? "stats" : "clear",
-                       kernels_only, tuning_only);
+                       kernels_only, tuning_only, stale_only);
     }
     if (*tune) return run_tune(all_shapes(tune_shapes, "tune"), candidates, jobs, quiet);
     if (*check) return fp8gemm::cli::run_check(check_options);
