@@ -86,12 +86,18 @@ std::vector<CachedKernel> cached_kernels() {
   const std::string dir = Library::instance().disk().dir();
   if (dir.empty()) return out;
   const std::string kernels = dir + "/kernels";
-  for (const std::string& name : list_files(kernels)) {
+  for (const std::string& name : list_files(kernels, true)) {
     CachedKernel k;
     k.file = kernels + "/" + name;
     struct stat st {};
-    k.bytes = ::stat(k.file.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-    if (is_temporary(name)) {
+    const bool regular = ::lstat(k.file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    k.bytes = regular ? static_cast<uint64_t>(st.st_size) : 0;
+    if (!regular) {
+      k.category = "stray";
+      k.kernel = name;
+      k.status = "stray: not a regular file";
+      k.stale = true;
+    } else if (is_temporary(name)) {
       const int64_t age = age_seconds(k.file);
       k.category = "temporary";
       k.kernel = name;
@@ -154,7 +160,7 @@ CacheClearReport clear_cache(bool kernels, bool tuning) {
   const std::string dir = Library::instance().disk().dir();
   if (dir.empty()) return r;
   auto sweep = [&](const std::string& sub, size_t* counted, auto is_ours) {
-    for (const std::string& name : list_files(dir + "/" + sub)) {
+    for (const std::string& name : list_files(dir + "/" + sub, true)) {
       const bool temporary = is_temporary(name);
       if (!temporary && !is_ours(name)) continue;
       remove_file(dir + "/" + sub + "/" + name, temporary ? &r.other : counted, &r);

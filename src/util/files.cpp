@@ -77,7 +77,7 @@ int write_file_atomic(const std::string& path, const std::string& data) {
   return err;
 }
 
-std::vector<std::string> list_files(const std::string& dir) {
+std::vector<std::string> list_files(const std::string& dir, bool with_other) {
   std::vector<std::string> names;
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return names;
@@ -85,7 +85,7 @@ std::vector<std::string> list_files(const std::string& dir) {
     const std::string name = e->d_name;
     if (name == "." || name == "..") continue;
     struct stat st {};
-    if (::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) names.push_back(name);
+    if (with_other || (::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode))) names.push_back(name);
   }
   ::closedir(d);
   return names;

@@ -20,7 +20,8 @@ int make_dirs(const std::string& path);
 // Returns 0 or errno; the temporary file is removed on failure.
 int write_file_atomic(const std::string& path, const std::string& data);
 
-// Names of the regular files in a directory (not recursive); empty if unreadable.
-std::vector<std::string> list_files(const std::string& dir);
+// Names of the regular files in a directory (not recursive; with `with_other`, every other
+// entry too: subdirectories, links, sockets); empty if unreadable.
+std::vector<std::string> list_files(const std::string& dir, bool with_other = false);
 
 }  // namespace fp8gemm::detail
