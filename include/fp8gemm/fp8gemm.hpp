@@ -57,6 +57,19 @@ class FP8GEMM_API Error : public std::runtime_error {
 };
 
 // ---------------------------------------------------------------------------
+// Size limits (README "Limits"): each one broken is an Error(InvalidArgument) naming it
+// ---------------------------------------------------------------------------
+
+// M, N, K, groups, leading dimensions and scale strides (elements); the kernels' row, tile
+// and coordinate arithmetic is 32-bit.
+constexpr int64_t kMaxDimension = (int64_t(1) << 31) - 1024;
+// K of gemm_fp8_nt and the m-grouped GEMMs (128x128-scaled B: a tile's B scales for all of
+// K sit in shared memory). The weight gradients take K up to kMaxDimension.
+constexpr int64_t kMaxK1D2D = int64_t(1) << 20;
+// Output tiles of one call, counted as (rows / 64 + groups) x (N / 16 + 1).
+constexpr int64_t kMaxTiles = kMaxDimension;
+
+// ---------------------------------------------------------------------------
 // Operand descriptions (device pointers; sizes and strides in elements)
 // ---------------------------------------------------------------------------
 

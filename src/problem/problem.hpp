@@ -112,7 +112,8 @@ constexpr int kMaxSmemBytes = 232448;
 
 // Largest M, N and K accepted: tile and row arithmetic in the kernels is 32-bit, and
 // M + block size (and M + rasterization group) must still fit.
-// Leading dimensions and scale strides are bounded the same way (elements).
+// Leading dimensions and scale strides are bounded the same way (elements). (The public
+// fp8gemm::kMaxDimension, kMaxK1D2D and kMaxTiles are these; validate.cpp asserts it.)
 constexpr int64_t kMaxDimension = (int64_t(1) << 31) - 1024;
 constexpr int kSmemAlignSlack = 1024;
 

@@ -9,6 +9,11 @@
 #include "util/error.hpp"
 
 namespace fp8gemm::detail {
+
+static_assert(kMaxDimension == fp8gemm::kMaxDimension && kMaxK1D2D == fp8gemm::kMaxK1D2D &&
+                  kMaxTiles == fp8gemm::kMaxTiles,
+              "the public limits are the ones validated");
+
 namespace {
 
 // The function whose arguments are being checked, for the messages.

@@ -72,13 +72,12 @@ TEST(HostKit, ReferenceMatchesNaiveSum) {
     }
 }
 
-// Every shape set shipped in shapes/ reads without error, has shapes, and nothing in it is skipped.
+// Every shape set shipped in shapes/ reads (strictly) without error and has shapes.
 TEST(HostKit, EveryShippedShapeSetReads) {
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(FP8GEMM_SHAPES_DIR)) {
     if (entry.path().extension() != ".json") continue;
     const ShapeFile f = read_shape_file(entry.path().string());
-    EXPECT_TRUE(f.skipped.empty()) << entry.path();
     EXPECT_GT(f.dense.size() + f.wgrad.size() + f.grouped.size() + f.k_grouped.size(), 0u) << entry.path();
     ++files;
   }
@@ -89,7 +88,6 @@ TEST(HostKit, ShapeFileFormats) {
   const ShapeFile f = read_shape_file(std::string(FP8GEMM_SHAPES_DIR) + "/deepseek-v3.json");
   EXPECT_EQ(f.dense.size(), 28u);  // 4 M values x 7 (N, K)
   EXPECT_EQ(f.dense.front().n, 2112);
-  EXPECT_TRUE(f.skipped.empty()) << "every section of the set is read";
   ASSERT_EQ(f.wgrad.size(), 5u);  // the weight-gradient shapes
   EXPECT_EQ(f.wgrad.front().kind, fp8gemm::GemmKind::WeightGradient);
   EXPECT_EQ(f.dense.front().kind, fp8gemm::GemmKind::Forward);
@@ -131,7 +129,6 @@ TEST(HostKit, ShapeFileGroupedSections) {
   EXPECT_EQ(m.kind, fp8gemm::GemmKind::GroupedMasked);
   EXPECT_EQ(m.groups, 32);
   EXPECT_EQ(m.expected_m, 192);
-  EXPECT_TRUE(f.skipped.empty());
   ASSERT_EQ(f.k_grouped.size(), 6u);
   EXPECT_EQ(f.k_grouped.front().groups, 4);
   EXPECT_EQ(f.k_grouped.front().m, 4096);
@@ -164,7 +161,7 @@ TEST(HostKit, ShapeFileGroupedSections) {
   EXPECT_EQ(small.grouped[0].kind, fp8gemm::GemmKind::GroupedContiguous);
   EXPECT_EQ(small.grouped[1].kind, fp8gemm::GemmKind::GroupedMasked);
   EXPECT_EQ(small.k_grouped.size(), 1u);
-  EXPECT_TRUE(small.dense.empty() && small.wgrad.empty() && small.skipped.empty());
+  EXPECT_TRUE(small.dense.empty() && small.wgrad.empty());
 
   fp8gemm::test::TempDir dir;
   const std::string path = dir.path() + "/g.json";
@@ -183,4 +180,41 @@ TEST(HostKit, ShapeFileGroupedSections) {
   EXPECT_THROW(read_shape_file(path), std::runtime_error);  // no groups
   std::ofstream(path) << R"({"m_grouped_contiguous": {"nk": [[512, 256]]}})";
   EXPECT_THROW(read_shape_file(path), std::runtime_error);
+}
+
+// Shape files are strict: each mistake names the file, the section, the index and the rule.
+TEST(HostKit, ShapeFilesAreStrict) {
+  fp8gemm::test::TempDir dir;
+  const std::string path = dir.path() + "/s.json";
+  auto rejected = [&](const std::string& json, const std::string& needle) {
+    SCOPED_TRACE(json);
+    std::ofstream(path) << json;
+    try {
+      read_shape_file(path);
+      ADD_FAILURE() << "accepted";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(path), std::string::npos) << what;
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+    }
+  };
+  rejected(R"({"dense": {"mnk": [[4, 2048.5, 512]]}})", "section 'dense', \"mnk\"[0]: n = 2048.5 is not an integer");
+  rejected(R"({"dense": {"m": [1e3], "nk": [[256, 512]]}})", "\"m\"[0]: m = 1000.0 is not an integer");
+  rejected(R"({"dense": {"mnk": [[4, 256, 512], [4, 256]]}})", "\"mnk\"[1]: must be [m, n, k] (3 integers)");
+  rejected(R"({"wgrad": {"mnk": [[4, 256, 512, 9]]}})", "section 'wgrad', \"mnk\"[0]: must be [m, n, k]");
+  rejected(R"({"dense": {"mnk": [[4, 256, 512]], "mkn": []}})", "section 'dense': unknown key \"mkn\"");
+  rejected(R"({"desne": {"mnk": [[4, 256, 512]]}})", "unknown section 'desne'");
+  rejected(R"({"dense": {"mnk": [[4, 256, 512]], "mnk": [[8, 256, 512]]}})", "key \"mnk\" appears twice");
+  rejected(R"({"dense": {"mnk": [[4, 256, 512]]}} {"dense": {}})", "not valid JSON");
+  rejected(R"({"dense": {"mnk": [[4, 18446744073709551615, 512]]}})", "is more than 2147482624");
+  rejected(R"({"dense": {"mnk": [[4, 99999999999999999999, 512]]}})", "not an integer");  // past 64 bits: a double
+  rejected(R"({"dense": {"mnk": [[4, 4294967296, 512]]}})", "n = 4294967296 is more than 2147482624");
+  rejected(R"({"dense": {"mnk": [[-4, 256, 512]]}})", "m = -4 must be positive");
+  rejected(R"({"k_grouped": {"groups_m_n_expected_k": [[2, 256, 512]]}})",
+           "section 'k_grouped', \"groups_m_n_expected_k\"[0]: must be [groups, m, n, expected_k]");
+  rejected(R"({"m_grouped_masked": {"max_m": 256, "groups_expected_m": [[2, 64]], "nk": [[512, 256]], "x": 1}})",
+           "unknown key \"x\"");
+  // "about" is allowed everywhere.
+  std::ofstream(path) << R"({"about": "x", "dense": {"about": "y", "mnk": [[4, 256, 512]]}})";
+  EXPECT_EQ(read_shape_file(path).dense.size(), 1u);
 }

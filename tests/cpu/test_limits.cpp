@@ -12,8 +12,8 @@
 #include "problem/validate.hpp"
 
 using namespace fp8gemm;
-using fp8gemm::detail::kMaxDimension;
-using fp8gemm::detail::kMaxK1D2D;
+
+
 
 namespace {
 

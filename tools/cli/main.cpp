@@ -48,8 +48,6 @@ int run_info() {
 // `what` names the command in the note about sections this version does not read.
 std::vector<fp8gemm::GemmShape> all_shapes(const std::string& path, const char* what) {
   const fp8gemm::host::ShapeFile file = fp8gemm::host::read_shape_file(path);
-  for (const std::string& s : file.skipped)
-    fmt::print(stderr, "{}: section '{}' is not supported by this version; skipped\n", what, s);
   std::vector<fp8gemm::GemmShape> all = file.dense;
   all.insert(all.end(), file.wgrad.begin(), file.wgrad.end());
   for (const fp8gemm::host::GroupedShape& g : file.grouped) all.push_back(fp8gemm::host::prewarm_shape(g));

@@ -1,6 +1,7 @@
 #include "common/shape_file.hpp"
 
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -9,33 +10,109 @@
 namespace fp8gemm::host {
 namespace {
 
+using nlohmann::json;
+
+// A problem of the file at a place in it ("section 'dense', \"mnk\"[3]"), with the rule.
+[[noreturn]] void bad(const std::string& where, const std::string& rule) { throw std::runtime_error(where + ": " + rule); }
+
+// A size: a JSON integer (not 2048.5, not 1e3) in [1, kMaxDimension].
+int64_t size_at(const json& v, const std::string& where, const char* what) {
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxDimension))
+    bad(where, std::string(what) + " = " + v.dump() + " is more than " + std::to_string(kMaxDimension) +
+                   ", the largest size the library takes");
+  if (!v.is_number_integer()) bad(where, std::string(what) + " = " + v.dump() + " is not an integer");
+  const int64_t x = v.get<int64_t>();
+  if (x < 1) bad(where, std::string(what) + " = " + std::to_string(x) + " must be positive");
+  if (x > kMaxDimension)
+    bad(where, std::string(what) + " = " + std::to_string(x) + " is more than " + std::to_string(kMaxDimension) +
+                   ", the largest size the library takes");
+  return x;
+}
+
+// A list of `n` sizes named `names` (e.g. "[m, n, k]").
+std::vector<int64_t> tuple_at(const json& v, size_t n, const std::string& where, const std::vector<const char*>& names) {
+  std::string shape = "[";
+  for (size_t i = 0; i < names.size(); ++i) shape += std::string(i ? ", " : "") + names[i];
+  shape += "]";
+  if (!v.is_array() || v.size() != n) bad(where, "must be " + shape + " (" + std::to_string(n) + " integers), got " + v.dump());
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(size_at(v[i], where, names[i]));
+  return out;
+}
+
+const json& array_at(const json& section, const char* key, const std::string& where) {
+  if (!section.contains(key)) bad(where, std::string("needs \"") + key + "\"");
+  const json& v = section.at(key);
+  if (!v.is_array() || v.empty()) bad(where + ", \"" + key + "\"", "must be a non-empty array");
+  return v;
+}
+
+// Only the keys a section defines (and "about") are allowed.
+void only_keys(const json& section, const std::string& where, const std::set<std::string>& allowed) {
+  if (!section.is_object()) bad(where, "must be an object");
+  for (auto it = section.begin(); it != section.end(); ++it)
+    if (it.key() != "about" && !allowed.count(it.key())) {
+      std::string list;
+      for (const std::string& a : allowed) list += (list.empty() ? "\"" : ", \"") + a + "\"";
+      bad(where, "unknown key \"" + it.key() + "\" (this section takes " + list + " and \"about\")");
+    }
+}
+
+std::string item(const std::string& section, const char* key, size_t i) {
+  return "section '" + section + "', \"" + key + "\"[" + std::to_string(i) + "]";
+}
+
 // "m_grouped_contiguous" / "m_grouped_masked": every (groups, expected_m) with every (n, k).
-void read_grouped(const std::string& section, const nlohmann::json& j, GemmKind kind, std::vector<GroupedShape>* out) {
+void read_grouped(const std::string& section, const json& j, GemmKind kind, std::vector<GroupedShape>* out) {
   const bool masked = kind == GemmKind::GroupedMasked;
-  if (!j.is_object() || !j.contains("groups_expected_m") || !j.contains("nk"))
-    throw std::runtime_error("section '" + section + "' needs \"groups_expected_m\": [[groups, expected_m], ...] and "
-                             "\"nk\": [[n, k], ...]" + (masked ? " (and \"max_m\")" : ""));
+  const std::string where = "section '" + section + "'";
+  if (masked) only_keys(j, where, {"max_m", "groups_expected_m", "nk"});
+  else only_keys(j, where, {"groups_expected_m", "nk"});
   int64_t max_m = 0;
   if (masked) {
-    if (!j.contains("max_m")) throw std::runtime_error("section '" + section + "' needs \"max_m\" (rows per group)");
-    max_m = j.at("max_m").get<int64_t>();
+    if (!j.contains("max_m")) bad(where, "needs \"max_m\" (rows per group)");
+    max_m = size_at(j.at("max_m"), where + ", \"max_m\"", "max_m");
   }
-  for (const auto& ge : j.at("groups_expected_m"))
-    for (const auto& nk : j.at("nk")) {
+  const json& ges = array_at(j, "groups_expected_m", where);
+  const json& nks = array_at(j, "nk", where);
+  for (size_t a = 0; a < ges.size(); ++a) {
+    const std::vector<int64_t> ge = tuple_at(ges[a], 2, item(section, "groups_expected_m", a), {"groups", "expected_m"});
+    if (masked && ge[1] > max_m)
+      bad(item(section, "groups_expected_m", a),
+          "expected_m " + std::to_string(ge[1]) + " is larger than max_m " + std::to_string(max_m));
+    for (size_t b = 0; b < nks.size(); ++b) {
+      const std::vector<int64_t> nk = tuple_at(nks[b], 2, item(section, "nk", b), {"n", "k"});
       GroupedShape s;
       s.kind = kind;
-      s.groups = ge.at(0).get<int64_t>();
-      s.expected_m = ge.at(1).get<int64_t>();
+      s.groups = ge[0];
+      s.expected_m = ge[1];
       s.max_m = max_m;
-      s.n = nk.at(0).get<int64_t>();
-      s.k = nk.at(1).get<int64_t>();
-      if (s.groups < 1 || s.expected_m < 1 || s.n < 1 || s.k < 1)
-        throw std::runtime_error("section '" + section + "': groups, expected_m, n and k must be positive");
-      if (masked && s.expected_m > max_m)
-        throw std::runtime_error("section '" + section + "': expected_m " + std::to_string(s.expected_m) +
-                                 " is larger than max_m " + std::to_string(max_m));
+      s.n = nk[0];
+      s.k = nk[1];
       out->push_back(s);
     }
+  }
+}
+
+// Parses the text strictly: one JSON document, no key twice in an object.
+json parse_strict(const std::string& text) {
+  std::vector<std::set<std::string>> keys;  // per open object
+  std::string duplicate;
+  const json::parser_callback_t callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start: keys.emplace_back(); break;
+      case json::parse_event_t::object_end: keys.pop_back(); break;
+      case json::parse_event_t::key:
+        if (!keys.empty() && !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
+          duplicate = parsed.get<std::string>();
+        break;
+      default: break;
+    }
+    return true;
+  };
+  json j = json::parse(text, callback);  // strict: trailing documents are a parse error
+  if (!duplicate.empty()) throw std::runtime_error("key \"" + duplicate + "\" appears twice in one object");
+  return j;
 }
 
 }  // namespace
@@ -53,60 +130,74 @@ GemmShape prewarm_shape(const KGroupedShape& shape) {
 }
 
 ShapeFile read_shape_file(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open shape file '" + path + "'");
-  nlohmann::json j;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  json j;
   try {
-    in >> j;
-  } catch (const nlohmann::json::exception& e) {
+    j = parse_strict(buffer.str());
+  } catch (const json::exception& e) {
+    throw std::runtime_error("shape file '" + path + "' is not valid JSON: " + e.what());
+  } catch (const std::runtime_error& e) {
     throw std::runtime_error("shape file '" + path + "' is not valid JSON: " + e.what());
   }
   ShapeFile out;
   try {
     if (!j.is_object()) throw std::runtime_error("the top level must be an object");
-    const nlohmann::json* grouped[2] = {nullptr, nullptr};  // contiguous, masked: read in this order
+    const json* grouped[2] = {nullptr, nullptr};  // contiguous, masked: read in this order
     for (auto it = j.begin(); it != j.end(); ++it) {
-      if (it.key() == "about") continue;
-      if (it.key() == "wgrad") {
-        if (it.value().contains("mnk"))
-          for (const auto& t : it.value().at("mnk"))
-            out.wgrad.push_back({t.at(0).get<int64_t>(), t.at(1).get<int64_t>(), t.at(2).get<int64_t>(),
-                                 GemmKind::WeightGradient});
-        continue;
-      }
-      if (it.key() == "k_grouped") {
-        if (!it.value().is_object() || !it.value().contains("groups_m_n_expected_k"))
-          throw std::runtime_error("section 'k_grouped' needs \"groups_m_n_expected_k\": [[groups, m, n, expected_k], ...]");
-        for (const auto& t : it.value().at("groups_m_n_expected_k")) {
-          KGroupedShape s{t.at(0).get<int64_t>(), t.at(1).get<int64_t>(), t.at(2).get<int64_t>(),
-                          t.at(3).get<int64_t>()};
-          if (s.groups < 1 || s.m < 1 || s.n < 1 || s.expected_k < 1)
-            throw std::runtime_error("section 'k_grouped': groups, m, n and expected_k must be positive");
-          out.k_grouped.push_back(s);
+      const std::string& key = it.key();
+      const json& section = it.value();
+      const std::string where = "section '" + key + "'";
+      if (key == "about") continue;
+      if (key == "wgrad") {
+        only_keys(section, where, {"mnk"});
+        const json& list = array_at(section, "mnk", where);
+        for (size_t i = 0; i < list.size(); ++i) {
+          const std::vector<int64_t> t = tuple_at(list[i], 3, item(key, "mnk", i), {"m", "n", "k"});
+          out.wgrad.push_back({t[0], t[1], t[2], GemmKind::WeightGradient});
         }
-        continue;
+      } else if (key == "k_grouped") {
+        only_keys(section, where, {"groups_m_n_expected_k"});
+        const json& list = array_at(section, "groups_m_n_expected_k", where);
+        for (size_t i = 0; i < list.size(); ++i) {
+          const std::vector<int64_t> t =
+              tuple_at(list[i], 4, item(key, "groups_m_n_expected_k", i), {"groups", "m", "n", "expected_k"});
+          out.k_grouped.push_back(KGroupedShape{t[0], t[1], t[2], t[3]});
+        }
+      } else if (key == "m_grouped_contiguous" || key == "m_grouped_masked") {
+        grouped[key == "m_grouped_masked" ? 1 : 0] = &section;
+      } else if (key == "dense") {
+        only_keys(section, where, {"m", "nk", "mnk"});
+        if (section.contains("m") != section.contains("nk"))
+          bad(where, "\"m\" and \"nk\" go together (every m with every [n, k])");
+        if (!section.contains("m") && !section.contains("mnk")) bad(where, "needs \"m\" and \"nk\", or \"mnk\"");
+        if (section.contains("m")) {
+          const json& ms = array_at(section, "m", where);
+          const json& nks = array_at(section, "nk", where);
+          for (size_t b = 0; b < nks.size(); ++b) {
+            const std::vector<int64_t> nk = tuple_at(nks[b], 2, item(key, "nk", b), {"n", "k"});
+            for (size_t a = 0; a < ms.size(); ++a)
+              out.dense.push_back({size_at(ms[a], item(key, "m", a), "m"), nk[0], nk[1]});
+          }
+        }
+        if (section.contains("mnk")) {
+          const json& list = array_at(section, "mnk", where);
+          for (size_t i = 0; i < list.size(); ++i) {
+            const std::vector<int64_t> t = tuple_at(list[i], 3, item(key, "mnk", i), {"m", "n", "k"});
+            out.dense.push_back({t[0], t[1], t[2]});
+          }
+        }
+      } else {
+        throw std::runtime_error("unknown section '" + key +
+                                 "' (sections: \"dense\", \"wgrad\", \"m_grouped_contiguous\", \"m_grouped_masked\", "
+                                 "\"k_grouped\", \"about\")");
       }
-      if (it.key() == "m_grouped_contiguous" || it.key() == "m_grouped_masked") {
-        grouped[it.key() == "m_grouped_masked" ? 1 : 0] = &it.value();
-        continue;
-      }
-      if (it.key() != "dense") {
-        out.skipped.push_back(it.key());
-        continue;
-      }
-      const nlohmann::json& dense = it.value();
-      if (dense.contains("m") && dense.contains("nk")) {
-        for (const auto& nk : dense.at("nk"))
-          for (const auto& m : dense.at("m"))
-            out.dense.push_back({m.get<int64_t>(), nk.at(0).get<int64_t>(), nk.at(1).get<int64_t>()});
-      }
-      if (dense.contains("mnk"))
-        for (const auto& t : dense.at("mnk"))
-          out.dense.push_back({t.at(0).get<int64_t>(), t.at(1).get<int64_t>(), t.at(2).get<int64_t>()});
     }
     if (grouped[0]) read_grouped("m_grouped_contiguous", *grouped[0], GemmKind::GroupedContiguous, &out.grouped);
     if (grouped[1]) read_grouped("m_grouped_masked", *grouped[1], GemmKind::GroupedMasked, &out.grouped);
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const json::exception& e) {
     throw std::runtime_error("shape file '" + path + "': " + e.what());
   } catch (const std::runtime_error& e) {
     throw std::runtime_error("shape file '" + path + "': " + e.what());

@@ -42,7 +42,6 @@ struct ShapeFile {
   std::vector<GemmShape> wgrad;       // the "wgrad" section (kind WeightGradient)
   std::vector<GroupedShape> grouped;  // "m_grouped_contiguous", then "m_grouped_masked"
   std::vector<KGroupedShape> k_grouped;  // "k_grouped"
-  std::vector<std::string> skipped;   // sections this version does not use
 };
 
 // Reads a shape set (shapes/deepseek-v3.json format):
@@ -53,7 +52,9 @@ struct ShapeFile {
 //   {"m_grouped_masked": {"max_m": 4096, "groups_expected_m": [[g, m], ...], "nk": [[n, k], ...]}}
 //                                                           -> every (g, m) with every (n, k)
 //   {"k_grouped": {"groups_m_n_expected_k": [[g, m, n, k], ...]}} -> k-grouped weight gradients
-// Throws std::runtime_error with the file name and the problem.
+// Strict: one JSON document, no key twice, no unknown section or key (every section may hold
+// "about"), sizes that are integers in [1, kMaxDimension], tuples of exactly their length.
+// Throws std::runtime_error naming the file, the section, the index and the rule.
 ShapeFile read_shape_file(const std::string& path);
 
 }  // namespace fp8gemm::host
