@@ -256,3 +256,69 @@ TEST(CliTruth, CorruptTuningDatabaseIsWarnedAboutAndCounted) {
   EXPECT_TRUE(contains(r, "not readable")) << r.output;
   EXPECT_TRUE(contains(r, "1 unreadable tuning databases")) << r.output;
 }
+
+// Numbers out of range get a short message naming the option and its range.
+TEST(CliTruth, NumberOptionsNameTheirRange) {
+  TempDir dir;
+  const std::string shapes = write_shapes(dir.path(), kTwoKernels);
+  const std::pair<std::string, std::string> cases[] = {
+      {"prewarm --shapes " + shapes + " --jobs -1", "--jobs: Value -1 not in range 0 to 1024"},
+      {"prewarm --shapes " + shapes + " --jobs abc", "--jobs"},
+      {"check -m 0", "-m: Value 0 not in range 1 to 2147482624"},
+      {"check -k 2000000", "-k: Value 2000000 not in range 1 to 1048576"},
+      {"tune --shapes " + shapes + " --candidates 65", "--candidates: Value 65 not in range 1 to 64"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+    EXPECT_TRUE(contains(r, needle)) << args << ": " << r.output;
+    EXPECT_LT(r.output.size(), 120u) << args << ": " << r.output;  // once a 309-digit range
+  }
+  const CliResult help = run_cli("prewarm --help");
+  EXPECT_TRUE(contains(help, "0 (the default) = one per hardware thread")) << help.output;
+}
+
+// Commands that do not exist, and --version, say what they are.
+TEST(CliTruth, UnknownCommandsAndVersion) {
+  CliResult r = run_cli("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r, "fp8gemm 0.1.0")) << r.output;
+  r = run_cli("prewarn --shapes x.json");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r, "unknown command 'prewarn'")) << r.output;
+  r = run_cli("cache purge");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r, "cache: unknown command 'purge' (commands: list, verify, stats, clear")) << r.output;
+  r = run_cli("");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r, "a command is required: info, prewarm")) << r.output;
+}
+
+// Options that were accepted and ignored are errors now, and check validates before it
+// looks for a GPU.
+TEST(CliTruth, OptionsThatDoNothingAreRejected) {
+  TempDir dir;
+  const std::string shapes = write_shapes(dir.path(), kTwoKernels);
+  CliResult r = run_cli("--cache-dir " + dir.path() + "/c prewarm --candidates 4 --shapes " + shapes);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r, "--candidates applies with --tune only")) << r.output;
+  r = run_cli("--cache-dir \"\" info");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r, "--cache-dir needs a directory")) << r.output;
+  r = run_cli("check -n 7 -k 17 --skip-without-gpu");
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // once "skipped" with exit 0
+  EXPECT_TRUE(contains(r, "N = 7 must be a multiple of 8")) << r.output;
+}
+
+// Help texts show the defaults (and no "{false}" after a flag).
+TEST(CliTruth, HelpShowsDefaults) {
+  CliResult r = run_cli("bench --help");
+  EXPECT_TRUE(contains(r, "--replays INT:INT in [1 - 1000]=15")) << r.output;
+  EXPECT_FALSE(contains(r, "{false}")) << r.output;
+  r = run_cli("tune --help");
+  EXPECT_TRUE(contains(r, "[1 - 64]=8")) << r.output;
+  r = run_cli("check --help");
+  EXPECT_TRUE(contains(r, "=129")) << r.output;
+  EXPECT_TRUE(contains(r, "=2120")) << r.output;
+  EXPECT_TRUE(contains(r, "=7184")) << r.output;
+}

@@ -22,6 +22,7 @@
 #include "cli/progress.hpp"
 #include "common/shape_file.hpp"
 #include "fp8gemm/fp8gemm.hpp"
+#include "fp8gemm/version.hpp"
 
 namespace {
 
@@ -215,6 +216,7 @@ int main(int argc, char** argv) {
       "Kernels are compiled with NVRTC on first use and cached on disk; `prewarm` fills the\n"
       "cache ahead of time (no GPU needed), `check` runs and verifies a GEMM on the GPU."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("fp8gemm ") + FP8GEMM_VERSION_STRING, "Print the version and exit");
   std::string cache_dir;
   bool verbose = false;
   app.add_option("--cache-dir", cache_dir, "Kernel cache directory (default: $FP8GEMM_CACHE_DIR, "
@@ -228,9 +230,10 @@ int main(int argc, char** argv) {
   int jobs = 0, sms = 0;
   bool quiet = false;
   prewarm->add_option("--shapes", shapes, "Shape set (JSON), e.g. shapes/deepseek-v3.json")->required()->check(CLI::ExistingFile);
-  prewarm->add_option("-j,--jobs", jobs, "Compile threads (default: one per hardware thread)")->check(CLI::NonNegativeNumber);
-  prewarm->add_option("--sms", sms, "Plan for this many SMs (default: the GPU's, else 132 = H100/H200 SXM)")
-      ->check(CLI::NonNegativeNumber);
+  prewarm->add_option("-j,--jobs", jobs, "Compile threads; 0 (the default) = one per hardware thread")
+      ->check(CLI::Range(0, 1024));
+  prewarm->add_option("--sms", sms, "Plan for this many SMs; 0 (the default) = the GPU's, else 132 (H100/H200 SXM)")
+      ->check(CLI::Range(0, 1024));
   prewarm->add_flag("-q,--quiet", quiet, "No progress output");
   bool prewarm_b_constant = false;
   prewarm->add_flag("--b-constant", prewarm_b_constant,
@@ -240,7 +243,10 @@ int main(int argc, char** argv) {
                     "Then time the candidates of every shape on the GPU and store the winners in the tuning "
                     "database (needs an sm_90 GPU)");
   int candidates = 8;
-  prewarm->add_option("--candidates", candidates, "With --tune: configs timed per shape")->check(CLI::Range(1, 64));
+  CLI::Option* prewarm_candidates =
+      prewarm->add_option("--candidates", candidates, "With --tune: configs timed per shape")
+          ->check(CLI::Range(1, 64))
+          ->capture_default_str();
 
   CLI::App* cache = app.add_subcommand("cache", "Inspect or clear the kernel cache and tuning databases");
   cache->require_subcommand(1);
@@ -261,15 +267,21 @@ int main(int argc, char** argv) {
   std::string tune_shapes;
   tune->add_option("--shapes", tune_shapes, "Shape set (JSON)")->required()->check(CLI::ExistingFile);
   tune->add_option("--candidates", candidates, "Configs timed per shape (the heuristic's choice is always one)")
-      ->check(CLI::Range(1, 64));
-  tune->add_option("-j,--jobs", jobs, "Compile threads (default: one per hardware thread)")->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  tune->add_option("-j,--jobs", jobs, "Compile threads; 0 (the default) = one per hardware thread")
+      ->check(CLI::Range(0, 1024));
   tune->add_flag("-q,--quiet", quiet, "No progress output");
 
   CLI::App* check = app.add_subcommand("check", "Run one GEMM on the GPU and compare it with an fp64 reference");
   fp8gemm::cli::CheckOptions check_options;
-  check->add_option("-m", check_options.m, "M")->check(CLI::PositiveNumber);
-  check->add_option("-n", check_options.n, "N (multiple of 8)")->check(CLI::PositiveNumber);
-  check->add_option("-k", check_options.k, "K (multiple of 16)")->check(CLI::PositiveNumber);
+  check->add_option("-m", check_options.m, "M")->check(CLI::Range(int64_t(1), fp8gemm::kMaxDimension))->capture_default_str();
+  check->add_option("-n", check_options.n, "N (multiple of 8)")
+      ->check(CLI::Range(int64_t(1), fp8gemm::kMaxDimension))
+      ->capture_default_str();
+  check->add_option("-k", check_options.k, "K (multiple of 16)")
+      ->check(CLI::Range(int64_t(1), fp8gemm::kMaxK1D2D))
+      ->capture_default_str();
   check->add_option("--seed", check_options.seed, "Random seed");
   std::string check_config;
   check->add_option("--config", check_config,
@@ -287,10 +299,12 @@ int main(int argc, char** argv) {
   fp8gemm::cli::BenchOptions bench_options;
   bench->add_option("--shapes", bench_options.shapes, "Shape set (JSON)")->required()->check(CLI::ExistingFile);
   bench->add_option("--replays", bench_options.replays, "Timed graph replays per shape (median reported)")
-      ->check(CLI::Range(1, 1000));
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   bench->add_option("--json", bench_options.json, "Write the results as JSON");
   bench->add_option("--csv", bench_options.csv, "Write the results as CSV");
-  bench->add_flag("!--no-cublas", bench_options.cublas, "Do not run cuBLASLt");
+  bool no_cublas = false;
+  bench->add_flag("--no-cublas", no_cublas, "Do not run cuBLASLt");
   CLI::Option* isolated_flag = bench->add_flag("--isolated", bench_options.isolated,
                   "Time isolated calls instead of sustained ones: each call alone after an L2 flush and a 2 ms "
                   "pause (median of max(20, 2 x replays) calls), so that the card stays below its power limit "
@@ -326,11 +340,59 @@ int main(int argc, char** argv) {
                     "bm,bn,stages[,group_n[,multicast[,tma_store[,split_k]]]] (multicast 0 none, 1 share A, 2 share B; "
                     "tma_store 0 direct, 1 slab buffers, 2 one buffer, default 1 when bn % 64 == 0; split_k 1 or 2); repeat to compare several");
 
+  // The first word that is not an option (or an option's value) must be a command, and the
+  // word after `cache` one of its commands: say so plainly rather than "A subcommand is required".
+  {
+    const CLI::App* parent = &app;
+    std::string parent_name = "fp8gemm";
+    bool help_or_version = false;
+    for (int i = 1; i < argc && parent != nullptr; ++i) {
+      const std::string word = argv[i];
+      if (word == "--cache-dir") {
+        ++i;
+        continue;
+      }
+      if (word == "-h" || word == "--help" || word == "--version") help_or_version = true;
+      if (!word.empty() && word[0] == '-') continue;
+      const CLI::App* found = nullptr;
+      std::string names;
+      for (const CLI::App* sub : parent->get_subcommands({})) {
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+        if (sub->get_name() == word) found = sub;
+      }
+      if (found == nullptr) {
+        fmt::print(stderr, "{}: unknown command '{}' (commands: {}; see --help)\n", parent_name, word, names);
+        return 2;
+      }
+      parent = found->get_subcommands({}).empty() ? nullptr : found;
+      parent_name = word;
+    }
+    if (parent != nullptr && !help_or_version) {
+      std::string names;
+      for (const CLI::App* sub : parent->get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+      fmt::print(stderr, "{}: a command is required: {} (see --help)\n", parent_name, names);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help prints and exits 0; every command-line mistake exits 2.
+    // --help and --version print and exit 0; every command-line mistake exits 2.
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  bench_options.cublas = !no_cublas;
+  if (app.get_option("--cache-dir")->count() > 0 && cache_dir.empty()) {
+    fmt::print(stderr, "fp8gemm: --cache-dir needs a directory (it was empty)\n");
+    return 2;
+  }
+  if (prewarm_candidates->count() > 0 && !prewarm_tune) {
+    fmt::print(stderr, "prewarm: --candidates applies with --tune only (prewarm alone times nothing)\n");
+    return 2;
+  }
+  if (*check && (check_options.n % 8 != 0 || check_options.k % 16 != 0)) {
+    fmt::print(stderr, "check: N = {} must be a multiple of 8 and K = {} a multiple of 16\n", check_options.n,
+               check_options.k);
+    return 2;
   }
   if (!check_config.empty()) {
     fp8gemm::KernelConfig config;
