@@ -431,7 +431,10 @@ FP8GEMM_API PrewarmReport prewarm(const std::vector<GemmShape>& shapes,
 
 // The kernel gemm_fp8_nt (or the GEMM of the shape's kind) uses for a shape, planned for device 0 (a 132-SM H100/H200
 // without a GPU; its tuning database's winner when it has one), as a readable name: "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" =
-// N, K, block_m, block_n, pipeline stages, rasterization group.
+// N, K, block_m, block_n, pipeline stages, rasterization group. It plans the shape as a call
+// would, so it compiles the kernel (and any candidate the planner passes over) when the cache
+// lacks it, and writes the entries: the name is that of a kernel known to be usable. Shapes
+// outside the limits, or with M or N = 0, are Error(InvalidArgument).
 FP8GEMM_API std::string kernel_name(const GemmShape& shape);
 // The same for a Forward shape called with `options` (GemmOptions::b_constant may pick the "_cb" variant).
 FP8GEMM_API std::string kernel_name(const GemmShape& shape, const GemmOptions& options);
