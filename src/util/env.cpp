@@ -18,16 +18,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-const char* level_word(LogLevel level) {
-  switch (level) {
-    case LogLevel::Error: return "error";
-    case LogLevel::Warn: return "warn";
-    case LogLevel::Info: return "info";
-    case LogLevel::Debug: return "debug";
-  }
-  return "warn";
-}
-
 std::optional<LogLevel> parse_level(const std::string& text) {
   const std::string v = lower(text);
   if (v == "error") return LogLevel::Error;
@@ -115,8 +105,6 @@ Environment read_environment(const std::function<const char*(const char*)>& look
   }
   return r;
 }
-
-std::string log_level_word(LogLevel level) { return level_word(level); }
 
 const Environment& env() {
   static const Environment e = [] {

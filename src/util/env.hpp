@@ -37,9 +37,6 @@ std::optional<bool> parse_bool(const std::string& text);
 
 const Environment& env();
 
-// "error", "warn", "info" or "debug".
-std::string log_level_word(LogLevel level);
-
 // The cache directory the variables above select (pure; for tests). A relative
 // XDG_CACHE_HOME is ignored, as the XDG base-directory rule says.
 std::string resolve_cache_dir(const char* fp8gemm_cache_dir, const char* xdg_cache_home,

@@ -17,17 +17,17 @@ std::atomic<int>& level_storage() {
   return level;
 }
 
-const char* level_name(LogLevel level) {
+}  // namespace
+
+const char* log_level_word(LogLevel level) {
   switch (level) {
     case LogLevel::Error: return "error";
-    case LogLevel::Warn: return "warning";
+    case LogLevel::Warn: return "warn";
     case LogLevel::Info: return "info";
     case LogLevel::Debug: return "debug";
   }
-  return "?";
+  return "warn";
 }
-
-}  // namespace
 
 LogLevel log_level() { return static_cast<LogLevel>(level_storage().load(std::memory_order_relaxed)); }
 
@@ -37,7 +37,9 @@ namespace {
 void log_line(LogLevel level, const std::string& message) {
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
-  std::fprintf(stderr, "[fp8gemm %s] %s\n", level_name(level), message.c_str());
+  // Lines read "[fp8gemm warning] ..." rather than "warn".
+  std::fprintf(stderr, "[fp8gemm %s] %s\n", level == LogLevel::Warn ? "warning" : log_level_word(level),
+               message.c_str());
   std::fflush(stderr);
 }
 }  // namespace

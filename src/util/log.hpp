@@ -11,6 +11,8 @@ namespace fp8gemm::detail {
 enum class LogLevel { Error = 0, Warn = 1, Info = 2, Debug = 3 };
 
 LogLevel log_level();
+// "error", "warn", "info" or "debug": the FP8GEMM_LOG_LEVEL word of a level.
+const char* log_level_word(LogLevel level);
 void set_log_level(LogLevel level);  // tests and tools
 void log_write(LogLevel level, const std::string& message);
 

@@ -10,22 +10,13 @@
 #include "heuristics/heuristics.hpp"
 #include "problem/problem.hpp"
 #include "problem/validate.hpp"
+#include "support/expect_invalid.hpp"
 
 using namespace fp8gemm;
 
-
-
 namespace {
 
-void expect_invalid(const std::function<void()>& call, const std::string& needle) {
-  try {
-    call();
-    ADD_FAILURE() << "accepted; expected InvalidArgument mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using fp8gemm::test::expect_invalid;
 
 // Fake, aligned, far-apart device addresses (validation never dereferences).
 void* at(int i) { return reinterpret_cast<void*>(uintptr_t(i) << 44); }

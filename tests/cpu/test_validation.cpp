@@ -4,6 +4,7 @@
 
 #include "fp8gemm/fp8gemm.hpp"
 #include "problem/validate.hpp"
+#include "support/expect_invalid.hpp"
 
 using namespace fp8gemm;
 using fp8gemm::detail::validate_device;
@@ -22,18 +23,7 @@ struct Args {
   bool run() const { return validate_gemm_fp8_nt(a, sa, b, sb, d); }
 };
 
-// Expects `call` to throw InvalidArgument whose message contains `needle` (and `fn`, the
-// function that rejects, when given).
-void expect_invalid(const std::function<void()>& call, const std::string& needle, const std::string& fn = "") {
-  try {
-    call();
-    ADD_FAILURE() << "accepted; expected an error mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fn), std::string::npos) << e.what();
-  }
-}
+using fp8gemm::test::expect_invalid;
 
 // Expects InvalidArgument whose message names `needle`.
 void expect_rejected(const std::function<void(Args&)>& mutate, const std::string& needle) {
