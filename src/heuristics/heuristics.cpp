@@ -43,6 +43,16 @@ constexpr double kWgradKBlockFactor = 1.25;  // estimate, not yet fitted
 // power cap the SMs of a partial last wave are not lost, the busy ones run faster.)
 const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
 
+// 256-row tiles (two 64-row waves per math warpgroup) whose K loop is long enough that a
+// tile's end costs little against its K blocks. There the planner also ranks the fourth stage
+// that one slab buffer frees (tma_store = 2), and prefers A multicast among equal predictions:
+// under the power cap the pair's third fewer L2 bytes let the clock rise at the same cycles
+// (ncu, 4096x7168x16384: 1.49 against 1.46 GHz, 1.062 M against 1.057 M cycles). Measured at
+// M = 4096 (H200, docs/PERFORMANCE.md log entries 45, 47): K = 16384 (128 K blocks) 2.2-2.7 %
+// faster with both; K = 7168 even; K <= 2048 1-8 % slower (the slab buffer's waits and the
+// pair's lockstep weigh more per K block).
+bool long_k_loop(int block_m, int64_t k) { return block_m == 256 && (k + 127) / 128 >= 96; }
+
 // L2 bytes one CTA reads per K block: a multicast operand is read once per pair.
 double l2_bytes_per_k_block(const KernelConfig& c, int64_t m) {
   const double rows_a = static_cast<double>(std::min<int64_t>(c.block_m, m));
@@ -157,8 +167,9 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
         // A single M block: A is small and a B pair would be half padding.
         if (multicast > 0 && m <= block_m) continue;
         // tma_store = 2 (one slab buffer, one more stage) measured no better than 1 on
-        // the H200 within noise; it stays available to explicit configs and the tuner.
-        for (int tma_store : {1, 0})
+        // the H200 within noise, except on 256-row tiles with a long K loop (see
+        // long_k_loop below); elsewhere it stays available to explicit configs and the tuner.
+        for (int tma_store : {1, 0, 2})
         for (int split_k : {1, 2}) {
           // Split-K only for problems whose tiles leave SMs idle.
           if (split_k == 2 && (multicast != 0 || (m + block_m - 1) / block_m * ((n + block_n - 1) / block_n) >=
@@ -167,6 +178,7 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
           // k-grouped: ranked as the dense weight gradient of all groups' rows at the
           // expected K per group (its kernel takes K at run time).
           const bool k_grouped = kind == KernelKind::KGrouped;
+          if (tma_store == 2 && !long_k_loop(block_m, k)) continue;
           KernelSpec spec{k_grouped ? KernelKind::Gemm1D1D : kind, n, k,
                           KernelConfig{block_m, block_n, 2, 8, multicast, tma_store, split_k}};
           // The deepest pipeline that fits (more stages never hurt a single CTA per SM).
@@ -216,9 +228,15 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
     const KernelConfig& c = r.spec.config;
     return l2_bytes_per_k_block(c, m) / (static_cast<double>(c.block_m) * c.block_n);
   };
+  // On long K loops of 256-row tiles, A multicast first: see long_k_loop.
+  auto multicast_rank = [k](const RankedConfig& r) {
+    const KernelConfig& c = r.spec.config;
+    if (long_k_loop(c.block_m, k)) return c.multicast == 1 ? 0 : c.multicast == 0 ? 1 : 2;
+    return c.multicast == 0 ? 0 : 1;
+  };
   std::stable_sort(out.begin(), out.end(), [&](const RankedConfig& x, const RankedConfig& y) {
     if (bucket(x) != bucket(y)) return bucket(x) < bucket(y);
-    if ((x.spec.config.multicast == 0) != (y.spec.config.multicast == 0)) return x.spec.config.multicast == 0;
+    if (multicast_rank(x) != multicast_rank(y)) return multicast_rank(x) < multicast_rank(y);
     if (traffic(x) != traffic(y)) return traffic(x) < traffic(y);
     if ((x.spec.config.tma_store != 0) != (y.spec.config.tma_store != 0)) return x.spec.config.tma_store != 0;
     return x.spec.config.stages > y.spec.config.stages;
