@@ -1,62 +1,29 @@
 #pragma once
 
-// bf16 -> e4m3 quantization with fp32 scales, in the layouts the GEMMs read. The rule,
-// per group (128 consecutive values of a row, or a 128x128 block), bit for bit:
-//   amax  = max(max |x|, kMinAmax)
-//   scale = amax / 448, or the smallest power of two >= amax / 448 (kPow2)
-//   inv   = 448 / amax, or 1 / scale (kPow2, exact)
-//   q     = e4m3(x * inv), round to nearest even, saturating at +-448
-// Every operation is spelled in PTX with its rounding so that the compiler cannot
-// contract or reorder it (a host reference computes the same bytes).
+// bf16 -> e4m3 quantization with fp32 scales, in the layouts the GEMMs read. The rule itself
+// (amax floor, scale and its inverse, plain or power-of-two, the e4m3 conversion with its
+// rounding and saturation) is the public fp8gemm/device/quantize.cuh, which users include in
+// their own fused kernels: these kernels take every rounding step from there, so that what
+// a user's kernel writes and what quantize_per_token writes cannot diverge. What is here is
+// only how the work is dealt out: loads, reductions across lanes, stores.
 
+#include "fp8gemm/device/quantize.cuh"
 #include "fp8gemm/ptx.cuh"
 
 namespace fp8gemm_dev {
 
-constexpr float kMinAmax = 1e-4f;
+// The rule's amax floor, also as a constant of this namespace. Under -default-device a
+// namespace-scope constant is a device variable of every cubin built from this file, so this
+// one is part of the quantization kernels' cubins; it takes its value from the rule.
+constexpr float kMinAmax = fp8gemm::device::min_amax();
 
-__device__ __forceinline__ float div_rn(float a, float b) {
-  float r;
-  asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-  return r;
-}
+using fp8gemm::device::abs_max_bf16x2;
+using fp8gemm::device::bf16_bits_to_float;
+using fp8gemm::device::e4m3x2_rn;
+using fp8gemm::device::group_scale;
+using fp8gemm::device::mul_rn;
 
-__device__ __forceinline__ float mul_rn(float a, float b) {
-  float r;
-  asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-  return r;
-}
-
-__device__ __forceinline__ float bf16_bits_to_float(u32 bits16) { return __uint_as_float(bits16 << 16); }
-
-// Two floats to two e4m3 bytes (lo in the low byte).
-__device__ __forceinline__ u32 pack_e4m3x2(float lo, float hi) {
-  unsigned short r;
-  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
-template <bool kPow2>
-__device__ __forceinline__ void group_scale(float amax, float& scale, float& inv) {
-  const float a = fmaxf(amax, kMinAmax);
-  if constexpr (!kPow2) {
-    scale = div_rn(a, 448.0f);
-    inv = div_rn(448.0f, a);
-  } else {
-    u32 u = __float_as_uint(div_rn(a, 448.0f));
-    const bool exact = (u & 0x7fffffu) == 0;
-    u &= 0xff800000u;
-    if (!exact) u += 0x00800000u;
-    scale = __uint_as_float(u);
-    inv = div_rn(1.0f, scale);
-  }
-}
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-}
+__device__ __forceinline__ float warp_max(float v) { return fp8gemm::device::lanes_max<32>(v); }
 
 // Max of S values at once over a group of kLanes lanes (kLanes = 16: each half-warp, 32:
 // the warp; S a power of two <= kLanes), with S - 1 + log2(kLanes / S) shuffles instead of
@@ -116,15 +83,6 @@ __device__ __forceinline__ void unpack_bf16x8(const u32 (&bits)[4], float (&v)[8
   }
 }
 
-// max(|a|, |b|) of bf16 pairs, elementwise, exact (no rounding in a max). A NaN is ignored
-// when the other operand is not NaN, as fmaxf does, so the amax of a group is the same as
-// over its values as floats.
-__device__ __forceinline__ u32 abs_max_bf16x2(u32 a, u32 b) {
-  u32 r;
-  asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a & 0x7fff7fffu), "r"(b & 0x7fff7fffu));
-  return r;
-}
-
 // max |x| over the eight bf16 values of load_bf16x8's bits, as a float.
 __device__ __forceinline__ float abs_max_bf16x8(const u32 (&bits)[4]) {
   const u32 m = abs_max_bf16x2(abs_max_bf16x2(bits[0], bits[1]), abs_max_bf16x2(bits[2], bits[3]));
@@ -135,8 +93,8 @@ __device__ __forceinline__ float abs_max_bf16x8(const u32 (&bits)[4]) {
 // exist (4: one 4-byte store, aligned since rows are 16-byte aligned and the column is a
 // multiple of 4; fewer: the tail, byte by byte).
 __device__ __forceinline__ void store_e4m3x4(unsigned char* dst, const float (&v)[4], float inv, int valid) {
-  const u32 packed = pack_e4m3x2(mul_rn(v[0], inv), mul_rn(v[1], inv)) |
-                     (pack_e4m3x2(mul_rn(v[2], inv), mul_rn(v[3], inv)) << 16);
+  const u32 packed = e4m3x2_rn(mul_rn(v[0], inv), mul_rn(v[1], inv)) |
+                     (e4m3x2_rn(mul_rn(v[2], inv), mul_rn(v[3], inv)) << 16);
   if (valid >= 4) {
     *reinterpret_cast<u32*>(dst) = packed;
   } else {
@@ -149,10 +107,10 @@ __device__ __forceinline__ void store_e4m3x4(unsigned char* dst, const float (&v
 // store_e4m3x4 for eight values: one 8-byte store when all exist (aligned: 16-byte row
 // starts, column a multiple of 8), else the `valid` first bytes one by one.
 __device__ __forceinline__ void store_e4m3x8(unsigned char* dst, const float (&v)[8], float inv, int valid) {
-  const u32 lo = pack_e4m3x2(mul_rn(v[0], inv), mul_rn(v[1], inv)) |
-                 (pack_e4m3x2(mul_rn(v[2], inv), mul_rn(v[3], inv)) << 16);
-  const u32 hi = pack_e4m3x2(mul_rn(v[4], inv), mul_rn(v[5], inv)) |
-                 (pack_e4m3x2(mul_rn(v[6], inv), mul_rn(v[7], inv)) << 16);
+  const u32 lo = e4m3x2_rn(mul_rn(v[0], inv), mul_rn(v[1], inv)) |
+                 (e4m3x2_rn(mul_rn(v[2], inv), mul_rn(v[3], inv)) << 16);
+  const u32 hi = e4m3x2_rn(mul_rn(v[4], inv), mul_rn(v[5], inv)) |
+                 (e4m3x2_rn(mul_rn(v[6], inv), mul_rn(v[7], inv)) << 16);
   if (valid >= 8) {
     *reinterpret_cast<u64*>(dst) = static_cast<u64>(lo) | (static_cast<u64>(hi) << 32);
   } else {
