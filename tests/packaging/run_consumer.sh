@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs a build tree into a fresh prefix, moves the prefix (the package must be
-# relocatable), and uses it the way a downstream project would, outside the source tree:
-#   run_consumer.sh SOURCE_DIR BUILD_DIR WORK_DIR cli|find_package|pkg_config_c99|add_subdirectory
+# relocatable), and uses it the way a downstream project would, in a temporary directory
+# outside the source tree:
+#   run_consumer.sh SOURCE_DIR BUILD_DIR cli|find_package|pkg_config_c99|add_subdirectory
 # Each consumer program calls a GEMM through its own API and expects the documented answer
-# on a machine without an NVIDIA driver (NoDriver).
+# on a machine without an NVIDIA driver (NoDriver). The directory is removed when the
+# consumer passes and kept (its path printed) when it fails.
 set -euo pipefail
-src=$1 build=$2 work=$3 what=$4
-rm -rf "$work"
-mkdir -p "$work"
+src=$1 build=$2 what=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/fp8gemm-consumer-$what.XXXXXX")
+trap 'status=$?; if [ $status -eq 0 ]; then rm -rf "$work"; else echo "run_consumer.sh: $what failed; files in $work" >&2; fi' EXIT
+echo "run_consumer.sh: $what in $work"
 cmake --install "$build" --prefix "$work/staged" > "$work/install.log"
 mv "$work/staged" "$work/prefix"
 prefix=$work/prefix
