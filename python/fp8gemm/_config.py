@@ -1,0 +1,34 @@
+"""KernelConfig: an explicit tile configuration (fp8gemm_kernel_config_t, C++ KernelConfig)."""
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelConfig:
+    """The kernel gemm_fp8_nt(config=...) runs; the defaults are the library's.
+
+    block_m: tile rows 64, 128, 192 or 256; block_n: tile columns; stages: pipeline stages;
+    group_n: rasterization stripe width in N blocks; multicast: 2-CTA multicast (0 none);
+    tma_store: TMA-store epilogue (-1 = the library's choice); split_k: 1 or 2.
+    An illegal combination is rejected by the library with InvalidArgumentError."""
+
+    block_m: int = 128
+    block_n: int = 128
+    stages: int = 4
+    group_n: int = 8
+    multicast: int = 0
+    tma_store: int = -1
+    split_k: int = 1
+
+    def fields(self):
+        return (self.block_m, self.block_n, self.stages, self.group_n, self.multicast,
+                self.tma_store, self.split_k)
+
+
+def as_config(config):
+    """A KernelConfig from a KernelConfig or a dict of its fields."""
+    if isinstance(config, KernelConfig):
+        return config
+    if isinstance(config, dict):
+        return KernelConfig(**config)
+    raise TypeError(f"config must be a KernelConfig or a dict, not {type(config).__name__}")

@@ -1,0 +1,422 @@
+"""CPU tests of the fp8gemm package: no GPU and no torch needed.
+
+Fake device tensors (fakes.py) carry distinct fake addresses: the library validates every
+argument before it touches the driver, so invalid calls raise InvalidArgumentError with its
+message and valid ones NoDriverError (or NoDeviceError) on a machine without a GPU.
+Tests that depend on settings the library reads once per process run in a subprocess.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import fp8gemm  # noqa: E402
+import fakes  # noqa: E402
+from fakes import bf16, block_scales, fp8, fp32, int32, per_token_scales  # noqa: E402
+
+NO_GPU = (fp8gemm.NoDriverError, fp8gemm.NoDeviceError)
+
+
+def run_python(code, **env):
+    """Runs code in a fresh interpreter with the extra environment; returns the result."""
+    full_env = dict(os.environ)
+    full_env.update(env)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def dense(m, n, k):
+    """Valid gemm_fp8_nt operands for [m, k] x [n, k]^T."""
+    return (fp8(0, m, k), per_token_scales(1, m, k), fp8(2, n, k), block_scales(3, n, k), bf16(4, m, n))
+
+
+class ImportTest(unittest.TestCase):
+    def test_imports_without_torch(self):
+        r = run_python("import sys, fp8gemm; print('torch' in sys.modules, fp8gemm.__version__)")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split()[0], "False")
+
+    def test_version(self):
+        major, minor, patch = fp8gemm.version()
+        self.assertEqual(fp8gemm.__version__, f"{major}.{minor}.{patch}")
+        self.assertEqual(fp8gemm.version_string(), fp8gemm.__version__)
+
+    def test_missing_library_is_a_clear_import_error(self):
+        missing = os.path.join(tempfile.gettempdir(), "no-such-dir", "libfp8gemm.so.0")
+        r = run_python("import fp8gemm", FP8GEMM_LIBRARY=missing)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("ImportError", r.stderr)
+        self.assertIn(missing, r.stderr)
+        self.assertIn("FP8GEMM_LIBRARY", r.stderr)
+
+    def test_library_without_the_api_is_an_import_error(self):
+        # A real shared object that lacks the fp8gemm_* symbols.
+        r = run_python("import fp8gemm", FP8GEMM_LIBRARY="libc.so.6")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("has no symbol fp8gemm_", r.stderr)
+
+
+class ErrorsTest(unittest.TestCase):
+    def test_one_class_per_status(self):
+        classes = {
+            1: fp8gemm.InvalidArgumentError, 2: fp8gemm.NoDriverError, 3: fp8gemm.NoDeviceError,
+            4: fp8gemm.UnsupportedDeviceError, 5: fp8gemm.CompileFailedError, 6: fp8gemm.CudaError,
+            7: fp8gemm.InternalError, 8: fp8gemm.NotCachedError, 9: fp8gemm.OutOfMemoryError,
+            10: fp8gemm.BufferTooSmallError,
+        }
+        from fp8gemm import _errors, _native
+        for code, cls in classes.items():
+            self.assertIs(_errors.ERROR_CLASSES[code], cls)
+            self.assertTrue(issubclass(cls, fp8gemm.Error))
+            self.assertNotEqual(_native.status_string(code), "unknown status")
+        self.assertEqual(_native.status_string(11), "unknown status")
+        self.assertTrue(issubclass(fp8gemm.InvalidArgumentError, ValueError))
+
+    def test_library_message_and_code(self):
+        args = dense(128, 256, 250)  # K not a multiple of 16
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt(*args)
+        e = cm.exception
+        self.assertEqual(e.code, 1)
+        self.assertIn("K = 250 is not a multiple of 16", e.message)
+        self.assertEqual(str(e), e.message)
+        self.assertIsInstance(e, ValueError)
+
+
+class GemmTest(unittest.TestCase):
+    def test_valid_call_reaches_the_driver(self):
+        with self.assertRaises(NO_GPU):
+            fp8gemm.gemm_fp8_nt(*dense(128, 256, 256))
+
+    def test_options_and_config(self):
+        with self.assertRaises(NO_GPU):
+            fp8gemm.gemm_fp8_nt(*dense(128, 256, 256), b_constant=True)
+        with self.assertRaises(NO_GPU):
+            fp8gemm.gemm_fp8_nt(*dense(128, 256, 256), config=fp8gemm.KernelConfig(block_n=128))
+        with self.assertRaises(fp8gemm.InvalidArgumentError):
+            fp8gemm.gemm_fp8_nt(*dense(128, 256, 256), config={"block_m": 100})
+        with self.assertRaises(fp8gemm.InvalidArgumentError):
+            fp8gemm.gemm_fp8_nt(*dense(128, 256, 256), config=fp8gemm.KernelConfig(), b_constant=True)
+
+    def test_library_checks_scale_layout(self):
+        a, sa, b, sb, d = dense(128, 256, 256)
+        k_major = fp32(1, 128, 2)  # per-token scales stored [M][blocks]: rejected by the library
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt(a, k_major, b, sb, d)
+        self.assertIn("a_scales", cm.exception.message)
+
+    def test_python_checks(self):
+        a, sa, b, sb, d = dense(128, 256, 256)
+        cases = [
+            ((fp32(0, 128, 256), sa, b, sb, d), "a must be float8_e4m3fn"),
+            ((a, sa, b, sb, fp32(4, 128, 256)), "out must be bfloat16"),
+            ((fakes.CudaArray(fakes.address(0), (128 * 256,), "|u1"), sa, b, sb, d), "a must be 2-D"),
+            ((fakes.CudaArray(fakes.address(0), (128, 256), "|u1", (1, 128)), sa, b, sb, d),
+             "a must have contiguous rows"),
+            ((a, sa, b, sb, object()), "object is not a tensor"),
+        ]
+        for args, text in cases:
+            with self.subTest(text=text):
+                with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+                    fp8gemm.gemm_fp8_nt(*args)
+                self.assertIn(text, str(cm.exception))
+
+    def test_out_is_required_without_torch(self):
+        a, sa, b, sb, _ = dense(128, 256, 256)
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt(a, sa, b, sb)
+        self.assertIn("pass out", str(cm.exception))
+
+    def test_operands_must_be_on_a_cuda_device(self):
+        a, sa, b, sb, d = dense(128, 256, 256)
+        host = fakes.DLPackArray(fakes.address(0), (128, 256), fakes.KDL_FLOAT8_E4M3FN, 8, device_type=1)
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt(host, sa, b, sb, d)
+        self.assertIn("a must be on a CUDA device", str(cm.exception))
+
+    def test_operands_must_share_a_device(self):
+        a0 = fakes.DLPackArray(fakes.address(0), (128, 256), fakes.KDL_FLOAT8_E4M3FN, 8, device_id=0)
+        b1 = fakes.DLPackArray(fakes.address(2), (256, 256), fakes.KDL_FLOAT8_E4M3FN, 8, device_id=1)
+        _, sa, _, sb, d = dense(128, 256, 256)
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt(a0, sa, b1, sb, d)
+        self.assertIn("cuda:1", str(cm.exception))
+
+    def test_streams(self):
+        with self.assertRaises(NO_GPU):
+            fp8gemm.gemm_fp8_nt(*dense(128, 256, 256), stream=0x1234)
+        with self.assertRaises(fp8gemm.InvalidArgumentError):
+            fp8gemm.gemm_fp8_nt(*dense(128, 256, 256), stream="default")
+
+    def test_wgrad(self):
+        m, n, k = 256, 512, 1024
+        a, sa = fp8(0, m, k), per_token_scales(1, m, k)
+        b, sb = fp8(2, n, k), per_token_scales(3, n, k)
+        out = fp32(4, m, n)
+        for c in (None, out, fp32(5, m, n)):
+            with self.assertRaises(NO_GPU):
+                fp8gemm.gemm_fp8_nt_wgrad(a, sa, b, sb, out, c)
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt_wgrad(a, sa, b, block_scales(3, n, k), out)
+        self.assertIn("b_scales", cm.exception.message)
+
+    def test_grouped_contiguous(self):
+        g, m, n, k = 4, 512, 256, 256
+        a, sa = fp8(0, m, k), per_token_scales(1, m, k)
+        b, sb = fp8(2, g * n, k), fp32(3, g * 2, 2)
+        with self.assertRaises(NO_GPU):
+            fp8gemm.gemm_fp8_nt_grouped_contiguous(a, sa, b, sb, bf16(4, m, n), int32(5, m))
+        # [G, N, K] stacks are the same matrices.
+        b3 = fakes.CudaArray(fakes.address(2), (g, n, k), "|u1")
+        sb3 = fakes.CudaArray(fakes.address(3), (g, 2, 2), "<f4")
+        with self.assertRaises(NO_GPU):
+            fp8gemm.gemm_fp8_nt_grouped_contiguous(a, sa, b3, sb3, bf16(4, m, n), int32(5, m))
+        # M must be a multiple of the segment rows: the library's rule and message.
+        a_bad, sa_bad = fp8(0, m - 64, k), per_token_scales(1, m - 64, k)
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt_grouped_contiguous(a_bad, sa_bad, b, sb, bf16(4, m - 64, n), int32(5, m - 64))
+        self.assertIn("128", cm.exception.message)
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt_grouped_contiguous(a, sa, b, sb, bf16(4, m, n), fp32(5, m, 1))
+        self.assertIn("m_indices must be int32", str(cm.exception))
+
+    def test_grouped_masked(self):
+        g, max_m, n, k = 4, 64, 256, 512
+        a, sa = fp8(0, g * max_m, k), per_token_scales(1, g * max_m, k)
+        b, sb = fp8(2, g * n, k), fp32(3, g * 2, 4)
+        out = bf16(4, g * max_m, n)
+        with self.assertRaises(NO_GPU):
+            fp8gemm.gemm_fp8_nt_grouped_masked(a, sa, b, sb, out, int32(5, g), 32)
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt_grouped_masked(a, sa, b, sb, out, int32(5, g), max_m + 1)
+        self.assertIn("expected_m", cm.exception.message)
+
+    def test_wgrad_k_grouped(self):
+        g, m, n, k = 3, 256, 256, 3 * 256
+        a, sa = fp8(0, m, k), per_token_scales(1, m, k)
+        b, sb = fp8(2, n, k), per_token_scales(3, n, k)
+        out = fp32(4, g * m, n)
+        with self.assertRaises(NO_GPU):
+            fp8gemm.gemm_fp8_nt_wgrad_k_grouped(a, sa, b, sb, out, int32(5, g))
+        with self.assertRaises(NO_GPU):
+            fp8gemm.gemm_fp8_nt_wgrad_k_grouped(a, sa, b, sb, out, int32(5, g), c=out)
+        with self.assertRaises(fp8gemm.InvalidArgumentError):
+            fp8gemm.gemm_fp8_nt_wgrad_k_grouped(a, sa, b, sb, fp32(4, m, n), int32(5, g))
+
+
+class QuantizeTest(unittest.TestCase):
+    def test_quantizers(self):
+        m, k = 256, 512
+        x = bf16(0, m, k)
+        with self.assertRaises(NO_GPU):
+            fp8gemm.quantize_per_token(x, fp8(1, m, k), per_token_scales(2, m, k))
+        with self.assertRaises(NO_GPU):
+            fp8gemm.quantize_per_block(x, fp8(1, m, k), block_scales(2, m, k), pow2_scales=True)
+        with self.assertRaises(NO_GPU):
+            fp8gemm.quantize_transposed_per_token(x, fp8(1, k, m), per_token_scales(2, k, m))
+        with self.assertRaises(NO_GPU):
+            fp8gemm.transpose_fp8_block_scaled(fp8(0, m, k), block_scales(1, m, k), fp8(2, k, m),
+                                               block_scales(3, k, m))
+        with self.assertRaises(NO_GPU):
+            fp8gemm.convert_scales(fp32(0, m, 4), per_token_scales(1, m, k))
+
+    def test_quantizer_errors(self):
+        m, k = 256, 512
+        with self.assertRaises(fp8gemm.InvalidArgumentError):  # q of the wrong shape
+            fp8gemm.quantize_per_token(bf16(0, m, k), fp8(1, m, k - 128), per_token_scales(2, m, k))
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.quantize_per_token(bf16(0, m, k))
+        self.assertIn("pass out", str(cm.exception))
+
+    def test_layouts(self):
+        self.assertEqual(fp8gemm.per_token_scale_shape(5, 300), ((5, 3), (1, 8)))
+        self.assertEqual(fp8gemm.block_scale_shape(300, 128), ((3, 1), (1, 1)))
+        self.assertEqual(fp8gemm.block_scale_shape(256, 1024), ((2, 8), (8, 1)))
+        self.assertEqual(fp8gemm.k_grouped_columns(0), 0)
+        self.assertEqual(fp8gemm.k_grouped_columns(129), 256)
+        self.assertEqual(fp8gemm.scale_blocks(128), 1)
+
+
+class TensorInfoTest(unittest.TestCase):
+    def test_cuda_array_interface(self):
+        info = fp8gemm.tensor_info(fakes.CudaArray(1 << 30, (3, 5), "<f4"))
+        self.assertEqual((info.data_ptr, info.shape, info.strides, info.dtype, info.device_type),
+                         (1 << 30, (3, 5), (5, 1), "fp32", "cuda"))
+        info = fp8gemm.tensor_info(fakes.CudaArray(1 << 30, (3, 5), "<f4", (4, 12)))
+        self.assertEqual(info.strides, (1, 3))
+
+    def test_dlpack(self):
+        x = fakes.DLPackArray(1 << 32, (4, 256), fakes.KDL_FLOAT8_E4M3FN, 8, device_id=3,
+                              strides=(512, 1), byte_offset=1024)
+        info = fp8gemm.tensor_info(x, stream=0x77)
+        self.assertEqual(info.data_ptr, (1 << 32) + 1024)
+        self.assertEqual(info.shape, (4, 256))
+        self.assertEqual(info.strides, (512, 1))
+        self.assertEqual(info.dtype, "e4m3")
+        self.assertEqual((info.device_type, info.device_index), ("cuda", 3))
+        self.assertIsNotNone(info.owner)  # the capsule, kept for the call
+        self.assertEqual(x.streams, [0x77])
+        fp8gemm.tensor_info(x)
+        self.assertEqual(x.streams[-1], 1)  # the protocol's legacy default stream
+
+    def test_dlpack_compact_and_versioned(self):
+        for versioned in (False, True):
+            with self.subTest(versioned=versioned):
+                x = fakes.DLPackArray(1 << 32, (2, 3, 4), fakes.KDL_BFLOAT, 16, versioned=versioned)
+                info = fp8gemm.tensor_info(x)
+                self.assertEqual((info.shape, info.strides, info.dtype), ((2, 3, 4), (12, 4, 1), "bf16"))
+        for code, bits, name in ((fakes.KDL_FLOAT, 32, "fp32"), (fakes.KDL_INT, 32, "int32"),
+                                 (fakes.KDL_UINT, 8, "u8")):
+            self.assertEqual(fp8gemm.tensor_info(fakes.DLPackArray(16, (1,), code, bits)).dtype, name)
+
+    def test_dlpack_operands_in_a_gemm(self):
+        m, n, k = 128, 256, 250
+        a = fakes.DLPackArray(fakes.address(0), (m, k), fakes.KDL_FLOAT8_E4M3FN, 8)
+        _, sa, b, sb, d = dense(m, n, k)
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt(a, sa, b, sb, d)
+        self.assertIn("K = 250", cm.exception.message)
+
+
+class AdminTest(unittest.TestCase):
+    def test_settings_round_trip(self):
+        before_mode, before_only = fp8gemm.tuning_mode(), fp8gemm.cache_only()
+        try:
+            for given, expected in ((fp8gemm.TuningMode.OFF, fp8gemm.TuningMode.OFF),
+                                    ("on", fp8gemm.TuningMode.ON), (1, fp8gemm.TuningMode.CACHED)):
+                fp8gemm.set_tuning_mode(given)
+                self.assertEqual(fp8gemm.tuning_mode(), expected)
+            for flag in (True, False):
+                fp8gemm.set_cache_only(flag)
+                self.assertIs(fp8gemm.cache_only(), flag)
+            with self.assertRaises(fp8gemm.InvalidArgumentError):
+                fp8gemm.set_tuning_mode("sometimes")
+            with self.assertRaises(fp8gemm.InvalidArgumentError):  # the library's own check
+                fp8gemm._native.set_tuning_mode(7)
+            info = {s.name: s for s in fp8gemm.runtime_info().settings}
+            self.assertEqual(info["FP8GEMM_TUNING"].value, "cached")
+        finally:
+            fp8gemm.set_tuning_mode(before_mode)
+            fp8gemm.set_cache_only(before_only)
+
+    def test_runtime_info_and_stats(self):
+        info = fp8gemm.runtime_info()
+        self.assertEqual(info.library_version, fp8gemm.__version__)
+        self.assertEqual(info.driver_version, 0)
+        self.assertEqual(info.devices, [])
+        names = [s.name for s in info.settings]
+        self.assertIn("FP8GEMM_CACHE_DIR", names)
+        self.assertIn("FP8GEMM_TUNING", names)
+        self.assertGreaterEqual(fp8gemm.stats().gemm_calls, 0)
+
+    def test_shapes(self):
+        s = fp8gemm.GemmShape
+        self.assertEqual(fp8gemm._admin.as_shape((1, 2, 3)), s(1, 2, 3))
+        self.assertEqual(fp8gemm._admin.as_shape((1, 2, 3, "grouped_masked", 4)),
+                         s(1, 2, 3, fp8gemm.GemmKind.GROUPED_MASKED, 4))
+        self.assertEqual(fp8gemm._admin.as_shape({"m": 1, "n": 2, "k": 3, "kind": 1}),
+                         s(1, 2, 3, fp8gemm.GemmKind.WEIGHT_GRADIENT))
+        for bad in ((1, 2), {"m": 1, "n": 2}, {"m": 1, "n": 2, "k": 3, "x": 0}, (1, 2, 3, "diagonal")):
+            with self.subTest(bad=bad), self.assertRaises(fp8gemm.InvalidArgumentError):
+                fp8gemm._admin.as_shape(bad)
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.kernel_name((0, 256, 256))
+        self.assertIn("kernel_name", cm.exception.message)
+        with self.assertRaises(fp8gemm.InvalidArgumentError):
+            fp8gemm.prewarm([(128, 256, 250)])
+
+    def test_tune_needs_a_gpu(self):
+        with self.assertRaises(NO_GPU):
+            fp8gemm.tune([(128, 256, 256)], candidates=2)
+
+    def test_prewarm_fills_the_cache_dir(self):
+        # The library reads its cache directory once per process: a fresh one per test.
+        with tempfile.TemporaryDirectory() as cache:
+            r = run_python("""
+                import fp8gemm
+                report = fp8gemm.prewarm([(128, 256, 256), {"m": 64, "n": 512, "k": 512}], jobs=2)
+                assert isinstance(report, fp8gemm.PrewarmReport), report
+                assert report.shapes == 2 and report.kernels >= 1, report
+                assert report.compiled == report.kernels and report.not_saved == 0, report
+                name = fp8gemm.kernel_name((128, 256, 256))
+                assert name in report.kernel_names, (name, report)
+                files = fp8gemm.cached_kernels()
+                assert {f.kernel for f in files} >= set(report.kernel_names), files
+                assert all(f.category == "entry" and not f.stale for f in files), files
+                again = fp8gemm.prewarm([(128, 256, 256)])
+                assert again.compiled == 0 and again.from_memory + again.from_disk == again.kernels, again
+                assert fp8gemm.clear_stale_cache().kernels == 0
+                cleared = fp8gemm.clear_cache()
+                assert cleared.kernels == len(files) and not cleared.failed, cleared
+                assert fp8gemm.cached_kernels() == []
+                print("ok", len(files))
+            """, FP8GEMM_CACHE_DIR=cache)
+            self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
+            self.assertTrue(r.stdout.startswith("ok"), r.stdout)
+
+
+class TorchPathTest(unittest.TestCase):
+    """The torch code paths (allocation, current stream), with a stand-in torch module."""
+
+    def setUp(self):
+        import fake_torch
+        self.torch = fake_torch
+        self.calls = []
+        from fp8gemm import _ops, _quantize
+
+        class Recorder:
+            def __getattr__(_, name):
+                return lambda *args: self.calls.append((name, args))
+
+        self.patches = [(_ops, _ops._native), (_quantize, _quantize._native)]
+        for module, _ in self.patches:
+            module._native = Recorder()
+
+    def tearDown(self):
+        for module, native in self.patches:
+            module._native = native
+
+    def cuda(self, shape, dtype, index=1, strides=None):
+        return self.torch.Tensor(shape, dtype, self.torch.device("cuda", index), strides)
+
+    def test_quantize_allocates_the_gemm_layouts(self):
+        t = self.torch
+        with t.installed():
+            q, s = fp8gemm.quantize_per_token(self.cuda((6, 300), t.bfloat16))
+        self.assertEqual((q.shape, q.dtype, q.device.index), ((6, 300), t.float8_e4m3fn, 1))
+        self.assertEqual((s.shape, s.stride(), s.dtype), ((6, 3), (1, 8), t.float32))
+        self.assertEqual(t.allocations[-1].shape, (3 * 8,))  # whole padded columns
+        name, args = self.calls[-1]
+        self.assertEqual(name, "quantize_per_token")
+        self.assertEqual(args[-1], t.CURRENT_STREAM + 1)  # the current stream of cuda:1
+        self.assertEqual(args[8:13], (s.data_ptr(), 6, 3, 1, 8))
+
+    def test_gemm_allocates_out_and_honors_an_explicit_stream(self):
+        t = self.torch
+        m, n, k = 64, 256, 512
+        with t.installed():
+            a, sa = self.cuda((m, k), t.float8_e4m3fn), self.cuda((m, 4), t.float32, strides=(1, m))
+            b, sb = self.cuda((n, k), t.float8_e4m3fn), self.cuda((2, 4), t.float32)
+            out = fp8gemm.gemm_fp8_nt(a, sa, b, sb)
+            self.assertEqual((out.shape, out.dtype), ((m, n), t.bfloat16))
+            fp8gemm.gemm_fp8_nt(a, sa, b, sb, out, stream=0x5000)
+            with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+                fp8gemm.gemm_fp8_nt(a, sa, b, sb, self.cuda((m, n), t.bfloat16, index=0))
+            self.assertIn("cuda:0", str(cm.exception))
+            host = t.Tensor((m, k), t.float8_e4m3fn, t.device("cpu"))
+            with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+                fp8gemm.gemm_fp8_nt(host, sa, b, sb, out)
+            self.assertIn("a must be on a CUDA device", str(cm.exception))
+        (_, first), (_, second) = self.calls
+        self.assertEqual(first[:4], (a.data_ptr(), m, k, k))
+        self.assertEqual(first[18:22], (out.data_ptr(), m, n, n))
+        self.assertEqual((first[-1], second[-1]), (t.CURRENT_STREAM + 1, 0x5000))
+
+
+if __name__ == "__main__":
+    unittest.main()
