@@ -208,6 +208,150 @@ static PyObject* gemm_fp8_nt(PyObject* self, PyObject* const* args, Py_ssize_t n
   RETURN_STATUS(status);
 }
 
+/* ---- the torch fast path of gemm_fp8_nt ----
+ *
+ * gemm_fp8_nt_torch(a, a_scales, b, b_scales, out, stream) reads torch tensors here, in C:
+ * each attribute or method is one call into torch, and no Python frame, tuple of integers or
+ * keyword parsing is spent per operand. It takes only the plain case (exact torch.Tensor
+ * objects of the expected dtypes, 2-D, rows contiguous, all on one CUDA device; stream None
+ * or an int) and returns None for anything else, so that the Python path (_ops.py) handles it
+ * and raises its precise errors; the library's own validation applies in both. The tensor
+ * type and dtypes are looked up from sys.modules["torch"] and kept until that module object
+ * changes; torch is never imported from here. */
+
+static struct {
+  PyObject* module; /* the sys.modules["torch"] the entries below come from (a strong reference) */
+  PyObject* tensor_type;
+  PyObject* fp8;
+  PyObject* bf16;
+  PyObject* fp32;
+  PyObject* raw_stream; /* torch._C._cuda_getCurrentRawStream, or NULL where torch lacks it */
+} torch_cache;
+static PyObject *s_dtype, *s_shape, *s_stride, *s_data_ptr, *s_get_device;
+
+static void torch_cache_clear(void) {
+  Py_CLEAR(torch_cache.module);
+  Py_CLEAR(torch_cache.tensor_type);
+  Py_CLEAR(torch_cache.fp8);
+  Py_CLEAR(torch_cache.bf16);
+  Py_CLEAR(torch_cache.fp32);
+  Py_CLEAR(torch_cache.raw_stream);
+}
+
+/* 1: the cache matches the torch module in use; 0: no torch (or not a usable one); -1: error. */
+static int torch_cache_refresh(void) {
+  PyObject* torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch"); /* borrowed */
+  if (!torch) return 0;
+  if (torch == torch_cache.module) return torch_cache.tensor_type ? 1 : 0;
+  torch_cache_clear();
+  Py_INCREF(torch);
+  torch_cache.module = torch;
+  torch_cache.tensor_type = PyObject_GetAttrString(torch, "Tensor");
+  torch_cache.fp8 = PyObject_GetAttrString(torch, "float8_e4m3fn");
+  torch_cache.bf16 = PyObject_GetAttrString(torch, "bfloat16");
+  torch_cache.fp32 = PyObject_GetAttrString(torch, "float32");
+  if (!torch_cache.tensor_type || !torch_cache.fp8 || !torch_cache.bf16 || !torch_cache.fp32 ||
+      !PyType_Check(torch_cache.tensor_type)) {
+    PyErr_Clear();
+    Py_CLEAR(torch_cache.tensor_type); /* this module stays cached as "no fast path" */
+    return 0;
+  }
+  PyObject* c = PyObject_GetAttrString(torch, "_C");
+  if (c) {
+    torch_cache.raw_stream = PyObject_GetAttrString(c, "_cuda_getCurrentRawStream");
+    Py_DECREF(c);
+  }
+  PyErr_Clear();
+  return 1;
+}
+
+/* A 2-tuple of Python ints into two int64 values; 0 if it is not one. */
+static int read_pair(PyObject* t, int64_t* x, int64_t* y) {
+  if (!t || !PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2) return 0;
+  *x = PyLong_AsLongLong(PyTuple_GET_ITEM(t, 0));
+  *y = PyLong_AsLongLong(PyTuple_GET_ITEM(t, 1));
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return 0;
+  }
+  return 1;
+}
+
+/* v = {data, rows, cols, stride0, stride1} and the device index of a torch tensor of `dtype`;
+ * 1 when read, 0 when the tensor is not the plain case (no Python error is left set). */
+static int read_tensor(PyObject* t, PyObject* dtype, int64_t* v, long* device) {
+  if (Py_TYPE(t) != (PyTypeObject*)torch_cache.tensor_type) return 0;
+  PyObject* d = PyObject_GetAttr(t, s_dtype);
+  const int same_dtype = d == dtype;
+  Py_XDECREF(d);
+  if (!same_dtype) {
+    PyErr_Clear();
+    return 0;
+  }
+  PyObject* shape = PyObject_GetAttr(t, s_shape);
+  PyObject* stride = shape ? PyObject_CallMethodNoArgs(t, s_stride) : NULL;
+  int ok = read_pair(shape, &v[1], &v[2]) && read_pair(stride, &v[3], &v[4]);
+  Py_XDECREF(shape);
+  Py_XDECREF(stride);
+  if (ok) {
+    PyObject* ptr = PyObject_CallMethodNoArgs(t, s_data_ptr);
+    PyObject* dev = ptr ? PyObject_CallMethodNoArgs(t, s_get_device) : NULL;
+    v[0] = ptr ? (int64_t)PyLong_AsUnsignedLongLong(ptr) : 0;
+    *device = dev ? PyLong_AsLong(dev) : -1;
+    ok = ptr && dev && !PyErr_Occurred() && *device >= 0;
+    Py_XDECREF(ptr);
+    Py_XDECREF(dev);
+  }
+  PyErr_Clear();
+  return ok;
+}
+
+static PyObject* gemm_fp8_nt_torch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  (void)self;
+  if (nargs != 6) {
+    PyErr_Format(PyExc_TypeError, "gemm_fp8_nt_torch expects 6 arguments, got %zd", nargs);
+    return NULL;
+  }
+  if (check_loaded() < 0) return NULL;
+  if (torch_cache_refresh() <= 0) Py_RETURN_NONE;
+  int64_t va[5], vsa[5], vb[5], vsb[5], vd[5];
+  long dev[5];
+  if (!read_tensor(args[0], torch_cache.fp8, va, &dev[0]) || !read_tensor(args[1], torch_cache.fp32, vsa, &dev[1]) ||
+      !read_tensor(args[2], torch_cache.fp8, vb, &dev[2]) || !read_tensor(args[3], torch_cache.fp32, vsb, &dev[3]) ||
+      !read_tensor(args[4], torch_cache.bf16, vd, &dev[4]))
+    Py_RETURN_NONE;
+  for (int i = 1; i < 5; ++i)
+    if (dev[i] != dev[0]) Py_RETURN_NONE;
+  /* Matrices: rows contiguous and more than one row (the Python path settles the rest). */
+  if (va[4] != 1 || vb[4] != 1 || vd[4] != 1 || va[1] < 2 || vb[1] < 2 || vd[1] < 2) Py_RETURN_NONE;
+  int64_t stream_value = 0;
+  PyObject* stream = args[5];
+  if (stream == Py_None) {
+    if (!torch_cache.raw_stream) Py_RETURN_NONE;
+    PyObject* index = PyLong_FromLong(dev[0]);
+    PyObject* handle = index ? PyObject_CallOneArg(torch_cache.raw_stream, index) : NULL;
+    Py_XDECREF(index);
+    if (!handle) return NULL;
+    stream_value = (int64_t)PyLong_AsUnsignedLongLong(handle);
+    Py_DECREF(handle);
+    if (PyErr_Occurred()) return NULL;
+  } else if (PyLong_Check(stream)) {
+    stream_value = (int64_t)PyLong_AsUnsignedLongLong(stream);
+    if (PyErr_Occurred()) return NULL;
+  } else {
+    Py_RETURN_NONE;
+  }
+  const fp8gemm_fp8_matrix_t a = {PTR(va[0]), va[1], va[2], va[3]}, b = {PTR(vb[0]), vb[1], vb[2], vb[3]};
+  const fp8gemm_scale_matrix_t sa = {(const float*)PTR(vsa[0]), vsa[1], vsa[2], vsa[3], vsa[4]};
+  const fp8gemm_scale_matrix_t sb = {(const float*)PTR(vsb[0]), vsb[1], vsb[2], vsb[3], vsb[4]};
+  const fp8gemm_bf16_matrix_t d = {PTR(vd[0]), vd[1], vd[2], vd[3]};
+  fp8gemm_status_t status;
+  CALL(status, p_fp8gemm_gemm_fp8_nt(&a, &sa, &b, &sb, &d, STREAM(stream_value)));
+  if (status != FP8GEMM_SUCCESS) return raise_status(status);
+  Py_INCREF(args[4]);
+  return args[4];
+}
+
 /* gemm_fp8_nt_wgrad(22 operands, has_c, c[4], stream). */
 static PyObject* gemm_fp8_nt_wgrad(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   (void)self;
@@ -660,6 +804,8 @@ static PyMethodDef methods[] = {
     {"open_library", open_library, METH_O, "open_library(path): dlopen the library and resolve its C API."},
     {"set_error_classes", set_error_classes, METH_O, "set_error_classes(tuple): exception class per status."},
     {"gemm_fp8_nt", (PyCFunction)(void (*)(void))gemm_fp8_nt, METH_FASTCALL, NULL},
+    {"gemm_fp8_nt_torch", (PyCFunction)(void (*)(void))gemm_fp8_nt_torch, METH_FASTCALL,
+     "gemm_fp8_nt_torch(a, a_scales, b, b_scales, out, stream): out, or None when not the plain torch case."},
     {"gemm_fp8_nt_wgrad", (PyCFunction)(void (*)(void))gemm_fp8_nt_wgrad, METH_FASTCALL, NULL},
     {"gemm_fp8_nt_grouped_contiguous", (PyCFunction)(void (*)(void))gemm_fp8_nt_grouped_contiguous,
      METH_FASTCALL, NULL},
@@ -700,6 +846,15 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__native(void) {
   PyObject* m = PyModule_Create(&module);
   if (!m) return NULL;
+  s_dtype = PyUnicode_InternFromString("dtype");
+  s_shape = PyUnicode_InternFromString("shape");
+  s_stride = PyUnicode_InternFromString("stride");
+  s_data_ptr = PyUnicode_InternFromString("data_ptr");
+  s_get_device = PyUnicode_InternFromString("get_device");
+  if (!s_dtype || !s_shape || !s_stride || !s_data_ptr || !s_get_device) {
+    Py_DECREF(m);
+    return NULL;
+  }
   if (PyModule_AddIntConstant(m, "HEADER_VERSION_MAJOR", FP8GEMM_VERSION_MAJOR) < 0 ||
       PyModule_AddIntConstant(m, "HEADER_VERSION_MINOR", FP8GEMM_VERSION_MINOR) < 0) {
     Py_DECREF(m);

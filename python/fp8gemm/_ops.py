@@ -31,6 +31,12 @@ def gemm_fp8_nt(a, a_scales, b, b_scales, out=None, *, config=None, b_constant=F
 
     config: a KernelConfig (or dict) to run exactly that kernel; b_constant: b and b_scales
     are not written by anything still running on the stream (the C API's GemmOptions)."""
+    if out is not None and config is None and not b_constant:
+        # torch tensors in the plain case are read in C (see gemm_fp8_nt_torch in _native.c);
+        # anything else (None back) takes the path below, which names what is wrong.
+        done = _native.gemm_fp8_nt_torch(a, a_scales, b, b_scales, out, stream)
+        if done is not None:
+            return done
     ops = Operands("gemm_fp8_nt", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales)
     if out is None:

@@ -53,6 +53,9 @@ class Tensor:
     def stride(self):
         return self._strides
 
+    def get_device(self):
+        return self.device.index if self.device.type == "cuda" else -1
+
     def as_strided(self, shape, strides):
         return Tensor(shape, self.dtype, self.device, strides, self._ptr)
 
@@ -75,6 +78,8 @@ class _Stream:
 
 CURRENT_STREAM = 0xABC0
 cuda = types.SimpleNamespace(current_stream=lambda device=None: _Stream(CURRENT_STREAM + (device.index or 0)))
+# What the native fast path asks for the current stream (torch._C._cuda_getCurrentRawStream).
+_C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: CURRENT_STREAM + index)
 
 
 @contextlib.contextmanager

@@ -371,6 +371,8 @@ class TorchPathTest(unittest.TestCase):
 
         class Recorder:
             def __getattr__(_, name):
+                if name == "gemm_fp8_nt_torch":
+                    return lambda *args: None  # "not handled": the Python path runs
                 return lambda *args: self.calls.append((name, args))
 
         self.patches = [(_ops, _ops._native), (_quantize, _quantize._native)]
@@ -416,6 +418,60 @@ class TorchPathTest(unittest.TestCase):
         self.assertEqual(first[:4], (a.data_ptr(), m, k, k))
         self.assertEqual(first[18:22], (out.data_ptr(), m, n, n))
         self.assertEqual((first[-1], second[-1]), (t.CURRENT_STREAM + 1, 0x5000))
+
+
+class TorchFastPathTest(unittest.TestCase):
+    """gemm_fp8_nt with torch tensors in the plain case is read in C (gemm_fp8_nt_torch): the
+    library is reached without the Python operand path, and everything else falls back to it."""
+
+    def setUp(self):
+        import fake_torch
+        from fp8gemm import _ops
+        self.torch, self.ops = fake_torch, _ops
+        self.python_path = _ops.Operands
+
+    def tearDown(self):
+        self.ops.Operands = self.python_path
+
+    def forbid_python_path(self):
+        def forbidden(*args, **kwargs):
+            raise AssertionError("the Python operand path ran")
+        self.ops.Operands = forbidden
+
+    def operands(self, k=512, a_dtype=None):
+        t = self.torch
+        m, n = 64, 256
+        cuda = t.device("cuda", 1)
+        return (t.Tensor((m, k), a_dtype or t.float8_e4m3fn, cuda), t.Tensor((m, 4), t.float32, cuda, (1, m)),
+                t.Tensor((n, k), t.float8_e4m3fn, cuda), t.Tensor((2, 4), t.float32, cuda),
+                t.Tensor((m, n), t.bfloat16, cuda))
+
+    def test_plain_torch_operands_reach_the_library_from_c(self):
+        with self.torch.installed():
+            self.forbid_python_path()
+            with self.assertRaises(NO_GPU):
+                fp8gemm.gemm_fp8_nt(*self.operands())
+            with self.assertRaises(NO_GPU):
+                fp8gemm.gemm_fp8_nt(*self.operands(), stream=0x5000)
+            # The library's own validation still applies, with its message.
+            with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+                fp8gemm.gemm_fp8_nt(*self.operands(k=250))
+            self.assertIn("K = 250 is not a multiple of 16", str(cm.exception))
+
+    def test_anything_else_takes_the_python_path(self):
+        t = self.torch
+        with t.installed():
+            self.forbid_python_path()
+            for case in (self.operands(a_dtype=t.int32),   # not e4m3: the Python path names it
+                         self.operands()[:4] + (None,)):     # no out: allocated by the Python path
+                with self.assertRaises(AssertionError):
+                    fp8gemm.gemm_fp8_nt(*case)
+            with self.assertRaises(AssertionError):
+                fp8gemm.gemm_fp8_nt(*self.operands(), stream=t.cuda.current_stream(t.device("cuda", 1)))
+        # Without torch in sys.modules the fast path is never taken either.
+        with self.assertRaises(AssertionError):
+            self.forbid_python_path()
+            fp8gemm.gemm_fp8_nt(*dense(64, 256, 512))
 
 
 if __name__ == "__main__":
