@@ -34,7 +34,7 @@ void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matri
   DeviceRuntime& runtime = Library::instance().runtime(call.context());
   const DeviceProps& device = runtime.props();
   validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
-  const LaunchPlan& plan = plan_for_call(runtime, TuneProblem{KernelKind::Gemm1D2D, a.rows, b.rows, a.cols});
+  const LaunchPlan& plan = plan_for_call(runtime, GemmProblem{KernelKind::Gemm1D2D, a.rows, b.rows, a.cols});
   // With constant B, the same config loading B early where that pays (one more hash lookup).
   if (options.b_constant && !(plan.constant_b == plan.spec))
     launch(runtime.plan(a.rows, plan.constant_b, Library::instance().store(), !current_cache_only()), a, a_scales, b,
@@ -78,7 +78,7 @@ void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp
   DeviceRuntime& runtime = Library::instance().runtime(call.context());
   const DeviceProps& device = runtime.props();
   validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
-  const LaunchPlan& plan = plan_for_call(runtime, TuneProblem{KernelKind::Gemm1D1D, a.rows, b.rows, a.cols});
+  const LaunchPlan& plan = plan_for_call(runtime, GemmProblem{KernelKind::Gemm1D1D, a.rows, b.rows, a.cols});
   launch_gemm_wgrad(plan, a, a_scales, b, b_scales, d, c, reinterpret_cast<CUstream>(stream));
 }
 

@@ -87,13 +87,12 @@ KernelSpec planned_spec(const GemmShape& shape) {
   if (shape.m == 0 || shape.n == 0)
     fail(ErrorCode::InvalidArgument, "kernel_name: shape m={} n={} k={} runs no kernel (M and N must be > 0)", shape.m,
          shape.n, shape.k);
-  const TuneProblem p = planned_problem(shape, "kernel_name");
+  const GemmProblem p = planned_problem(shape, "kernel_name");
   const std::optional<KernelSpec> tuned = device0_tuned(p);
   PlanOptions options;
   options.may_compile = !current_cache_only();
   if (tuned) options.tuned = &*tuned;
-  options.groups = problem_groups(p.kind, p.groups);
-  return plan_kernel(p.kind, p.m, p.n, p.k, planning_traits(0), Library::instance().store(), options).spec;
+  return plan_kernel(p, planning_traits(0), Library::instance().store(), options).spec;
 }
 
 }  // namespace

@@ -60,14 +60,14 @@ TuningDb& Library::tuning_db_locked(const TuningMetadata& device) {
   return tuning_dbs_.emplace(path, std::move(db)).first->second;
 }
 
-std::optional<KernelSpec> Library::find_tuned(const TuningMetadata& device, const TuneProblem& p) {
+std::optional<KernelSpec> Library::find_tuned(const TuningMetadata& device, const GemmProblem& p) {
   std::lock_guard<std::mutex> lock(tuning_mutex_);
   const TunedEntry* e = tuning_db_locked(device).find(p.kind, p.m, p.n, p.k, p.groups);
   if (e == nullptr) return std::nullopt;
   return e->spec;
 }
 
-void Library::record_tuned(const TuningMetadata& device, const TuneProblem& p, const TunedEntry& entry) {
+void Library::record_tuned(const TuningMetadata& device, const GemmProblem& p, const TunedEntry& entry) {
   std::lock_guard<std::mutex> lock(tuning_mutex_);
   TuningDb& db = tuning_db_locked(device);
   db.put(p.kind, p.m, p.n, p.k, entry, p.groups);
@@ -79,7 +79,7 @@ void Library::record_tuned(const TuningMetadata& device, const TuneProblem& p, c
     log(LogLevel::Warn, "could not write the tuning database {}: {}", path, std::strerror(err));
 }
 
-KernelSpec Library::tuned_or_tune(const TuningMetadata& device, const TuneProblem& p,
+KernelSpec Library::tuned_or_tune(const TuningMetadata& device, const GemmProblem& p,
                                   const std::function<TunedEntry()>& tune) {
   const std::string key = tuning_db_path(disk_.dir(), device) + "|" + TuningDb::key(p.kind, p.m, p.n, p.k, p.groups);
   std::promise<KernelSpec> promise;
@@ -201,8 +201,8 @@ int64_t planning_k(const GemmShape& shape) {
   return shape.kind == GemmKind::KGroupedWeightGradient ? k_grouped_planning_k(shape.k, shape.groups) : shape.k;
 }
 
-TuneProblem planned_problem(const GemmShape& shape, const char* fn) {
-  TuneProblem p;
+GemmProblem planned_problem(const GemmShape& shape, const char* fn) {
+  GemmProblem p;
   p.kind = kernel_kind_of(shape.kind, fn);
   p.m = planning_m(shape);
   p.n = shape.n;
@@ -218,7 +218,7 @@ GemmShape grouped_call_shape(GemmKind kind, int64_t a_rows, int64_t a_cols, int6
   return GemmShape{m, n, a_cols, kind, groups};
 }
 
-std::optional<KernelSpec> device0_tuned(const TuneProblem& problem) {
+std::optional<KernelSpec> device0_tuned(const GemmProblem& problem) {
   if (current_tuning_mode() == TuningMode::Off || !tunable(problem.kind)) return std::nullopt;
   const std::optional<TuningMetadata> metadata = device0_metadata();
   if (!metadata) return std::nullopt;
@@ -229,7 +229,7 @@ namespace {
 
 // The tuning database's winner for a problem's first call in this context, tuning it first
 // in mode On; nothing in mode Off.
-std::optional<KernelSpec> tuned_for_first_call(DeviceRuntime& runtime, const TuneProblem& problem) {
+std::optional<KernelSpec> tuned_for_first_call(DeviceRuntime& runtime, const GemmProblem& problem) {
   const TuningMode mode = current_tuning_mode();
   if (mode == TuningMode::Off || !tunable(problem.kind)) return std::nullopt;
   Library& library = Library::instance();
@@ -242,15 +242,13 @@ std::optional<KernelSpec> tuned_for_first_call(DeviceRuntime& runtime, const Tun
 
 }  // namespace
 
-const LaunchPlan& plan_for_call(DeviceRuntime& runtime, const TuneProblem& problem) {
-  const int64_t groups = problem_groups(problem.kind, problem.groups);
-  if (const LaunchPlan* plan = runtime.find_plan(problem.m, problem.n, problem.k, problem.kind, groups)) return *plan;
+const LaunchPlan& plan_for_call(DeviceRuntime& runtime, const GemmProblem& problem) {
+  if (const LaunchPlan* plan = runtime.find_plan(problem)) return *plan;
   const std::optional<KernelSpec> tuned = tuned_for_first_call(runtime, problem);
   PlanOptions options;
   options.may_compile = !current_cache_only();
   options.tuned = tuned ? &*tuned : nullptr;
-  options.groups = groups;
-  return runtime.plan(problem.m, problem.n, problem.k, Library::instance().store(), options, problem.kind);
+  return runtime.plan(problem, Library::instance().store(), options);
 }
 
 DeviceTraits planning_traits(int requested_sms) {

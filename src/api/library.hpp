@@ -38,13 +38,13 @@ class Library {
   // (a corrupt or mismatched file is reported once and treated as empty). Nothing is
   // read or written when the cache is memory-only. A problem is looked up by its kind, N, K,
   // M bucket and problem_groups (TuningDb::key).
-  std::optional<KernelSpec> find_tuned(const TuningMetadata& device, const TuneProblem& problem);
+  std::optional<KernelSpec> find_tuned(const TuningMetadata& device, const GemmProblem& problem);
   // Records a measured winner and merges it into the database file.
-  void record_tuned(const TuningMetadata& device, const TuneProblem& problem, const TunedEntry& entry);
+  void record_tuned(const TuningMetadata& device, const GemmProblem& problem, const TunedEntry& entry);
   // Tuning mode On: the database's winner, else runs `tune` and records its result. Threads
   // asking for the same problem (same device kind and database key) at once share one
   // tuning run; a failure is rethrown to each and not remembered.
-  KernelSpec tuned_or_tune(const TuningMetadata& device, const TuneProblem& problem,
+  KernelSpec tuned_or_tune(const TuningMetadata& device, const GemmProblem& problem,
                            const std::function<TunedEntry()>& tune);
   // Every database file of the cache directory that was measured with this library and
   // NVRTC (any GPU), read from disk at each call: their winners are what a GPU-less
@@ -97,7 +97,7 @@ int64_t k_grouped_planning_k(int64_t k, int64_t groups);
 // kind, planning_m, N, planning_k, and for the grouped kinds its groups (at least 1; a
 // GroupedContiguous shape's groups are the experts its rows are split over when timed).
 // Throws Error(InvalidArgument) naming `fn` for a kind outside the enum.
-TuneProblem planned_problem(const GemmShape& shape, const char* fn);
+GemmProblem planned_problem(const GemmShape& shape, const char* fn);
 
 // The GemmShape a grouped GEMM call stands for (planned, tuned and prewarmed as that shape):
 // A's rows and columns, N, the groups and, masked, expected_m (its m is groups x expected_m).
@@ -105,12 +105,12 @@ GemmShape grouped_call_shape(GemmKind kind, int64_t a_rows, int64_t a_cols, int6
                              int64_t expected_m = 0);
 
 // The tuning database's winner for a problem on device 0, if the tuning mode is not Off.
-std::optional<KernelSpec> device0_tuned(const TuneProblem& problem);
+std::optional<KernelSpec> device0_tuned(const GemmProblem& problem);
 
 // The plan of a validated problem in the runtime's context (which must be current): after the
 // first call one lookup; the first call takes the tuning database's winner (tuning it first
 // in mode On), else the heuristic's choice, and compiles nothing in cache-only mode.
-const LaunchPlan& plan_for_call(DeviceRuntime& runtime, const TuneProblem& problem);
+const LaunchPlan& plan_for_call(DeviceRuntime& runtime, const GemmProblem& problem);
 
 // What to plan for when no call context is at hand (prewarm, kernel_name): the
 // requested SM count, else device 0's, else a 132-SM H100/H200.

@@ -64,12 +64,11 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
         // What the shape's GEMM will run on device 0 (its tuning database's winner, else the
         // heuristic), plus the winners other devices' databases in this cache directory
         // hold, so that cache-only processes there find them too.
-        const TuneProblem p = planned_problem(work[i], "prewarm");
+        const GemmProblem p = planned_problem(work[i], "prewarm");
         const std::optional<KernelSpec> tuned = device0_tuned(p);
         PlanOptions plan_options;
         if (tuned) plan_options.tuned = &*tuned;
-        plan_options.groups = problem_groups(p.kind, p.groups);
-        planned = plan_kernel(p.kind, p.m, p.n, p.k, traits, store, plan_options);
+        planned = plan_kernel(p, traits, store, plan_options);
         if (options.b_constant && p.kind == KernelKind::Gemm1D2D) {
           const KernelSpec early = constant_b_spec(planned.spec, p.m);
           if (!(early == planned.spec)) {

@@ -27,7 +27,7 @@ bool cache_only() { return current_cache_only(); }
 
 namespace {
 
-bool same_problem(const TuneProblem& x, const TuneProblem& y) {
+bool same_problem(const GemmProblem& x, const GemmProblem& y) {
   return x.kind == y.kind && x.m == y.m && x.n == y.n && x.k == y.k && x.groups == y.groups;
 }
 
@@ -36,13 +36,14 @@ bool same_problem(const TuneProblem& x, const TuneProblem& y) {
 std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<GemmShape> work;        // the first shape of each distinct problem with work to do ...
-  std::vector<TuneProblem> problems;  // ... and that problem, as the library plans it
+  std::vector<GemmProblem> problems;  // ... and that problem, as the library plans it
   for (const GemmShape& s : shapes) {
     check_gemm_shape(s, "tune");
     if (s.m == 0 || s.n == 0) continue;
-    const TuneProblem problem = planned_problem(s, "tune");
+    const GemmProblem problem = planned_problem(s, "tune");
     if (!tunable(problem.kind)) continue;
-    if (std::none_of(problems.begin(), problems.end(), [&](const TuneProblem& x) { return same_problem(x, problem); })) {
+    auto same = [&](const GemmProblem& x) { return same_problem(x, problem); };
+    if (std::none_of(problems.begin(), problems.end(), same)) {
       work.push_back(s);
       problems.push_back(problem);
     }

@@ -43,15 +43,15 @@ CUfunction DeviceRuntime::kernel_function(const KernelSpec& spec, KernelStore& s
   return f != functions_.end() ? f->second.function : load(*binary).function;
 }
 
-const LaunchPlan* DeviceRuntime::find_plan(int64_t m, int64_t n, int64_t k, KernelKind kind, int64_t groups) {
+const LaunchPlan* DeviceRuntime::find_plan(const GemmProblem& problem) {
+  const GemmProblem key = problem.plan_key();
   std::shared_lock<std::shared_mutex> lock(mutex_);
-  auto it = plans_.find(PlanKey{m, n, k, kind, groups});
+  auto it = plans_.find(key);
   return it == plans_.end() ? nullptr : &it->second;
 }
 
-const LaunchPlan& DeviceRuntime::plan(int64_t m, int64_t n, int64_t k, KernelStore& store,
-                                      const PlanOptions& options, KernelKind kind) {
-  const PlanKey key{m, n, k, kind, options.groups};
+const LaunchPlan& DeviceRuntime::plan(const GemmProblem& problem, KernelStore& store, const PlanOptions& options) {
+  const GemmProblem key = problem.plan_key();
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     auto it = plans_.find(key);
@@ -59,8 +59,8 @@ const LaunchPlan& DeviceRuntime::plan(int64_t m, int64_t n, int64_t k, KernelSto
   }
   // First sight of this shape on this device: choose, build and load outside the lock
   // (compiling can take a second; other shapes keep launching meanwhile).
-  const PlannedKernel planned = plan_kernel(kind, m, n, k, traits(), store, options);
-  LaunchPlan p = finish_plan(m, planned.spec, *planned.binary);
+  const PlannedKernel planned = plan_kernel(problem, traits(), store, options);
+  LaunchPlan p = finish_plan(problem.m, planned.spec, *planned.binary);
   std::unique_lock<std::shared_mutex> lock(mutex_);
   return plans_.emplace(key, p).first->second;
 }

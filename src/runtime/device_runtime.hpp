@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "heuristics/heuristics.hpp"
+#include "problem/gemm_problem.hpp"
 #include "problem/problem.hpp"
 #include "runtime/kernel_store.hpp"
 #include "runtime/planner.hpp"
@@ -60,34 +61,19 @@ class DeviceRuntime {
   // hash lookup under a shared lock: no hashing of source, no I/O, no allocation.
   // The context must be current (it is where new modules are loaded).
   // `options` matter only the first time a shape is planned in this context.
-  const LaunchPlan& plan(int64_t m, int64_t n, int64_t k, KernelStore& store, const PlanOptions& options = {},
-                         KernelKind kind = KernelKind::Gemm1D2D);
+  // (Plans are kept per problem.plan_key(): problems that differ only in groups the kernel
+  // choice ignores share one.)
+  const LaunchPlan& plan(const GemmProblem& problem, KernelStore& store, const PlanOptions& options = {});
   // The plan for a validated problem run with a given (legal) kernel spec.
   const LaunchPlan& plan(int64_t m, const KernelSpec& spec, KernelStore& store, bool may_compile = true);
   // A loaded kernel that is not planned per problem (quantization): built or read from
   // the cache on first use, then one lookup.
   CUfunction kernel_function(const KernelSpec& spec, KernelStore& store, bool may_compile = true);
 
-  // The plan of a shape planned before, else nullptr (one lookup under a shared lock).
-  // (groups: as PlanOptions::groups.)
-  const LaunchPlan* find_plan(int64_t m, int64_t n, int64_t k, KernelKind kind = KernelKind::Gemm1D2D,
-                              int64_t groups = 1);
+  // The plan of a problem planned before, else nullptr (one lookup under a shared lock).
+  const LaunchPlan* find_plan(const GemmProblem& problem);
 
  private:
-  struct PlanKey {
-    int64_t m, n, k;
-    KernelKind kind;
-    int64_t groups;
-    bool operator==(const PlanKey& o) const {
-      return m == o.m && n == o.n && k == o.k && kind == o.kind && groups == o.groups;
-    }
-  };
-  struct PlanKeyHash {
-    size_t operator()(const PlanKey& p) const {
-      return (std::hash<int64_t>{}(p.m) * 31 + std::hash<int64_t>{}(p.n) * 1000003 + std::hash<int64_t>{}(p.k)) * 7 +
-             static_cast<size_t>(p.kind) + static_cast<size_t>(p.groups) * 131;
-    }
-  };
 
   struct SpecPlanKey {
     int64_t m;
@@ -109,7 +95,7 @@ class DeviceRuntime {
   CUcontext context_;
   DeviceProps props_;
   std::shared_mutex mutex_;
-  std::unordered_map<PlanKey, LaunchPlan, PlanKeyHash> plans_;
+  std::unordered_map<GemmProblem, LaunchPlan, GemmProblemHash> plans_;  // by plan_key()
   std::unordered_map<SpecPlanKey, LaunchPlan, SpecPlanKeyHash> spec_plans_;
   std::unordered_map<KernelSpec, LoadedKernel, KernelSpecHash> functions_;
 };

@@ -11,9 +11,11 @@ int64_t cost_model_groups(KernelKind kind, int64_t groups) {
   return kind == KernelKind::GroupedMasked ? std::max<int64_t>(groups, 1) : 1;
 }
 
-PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, const DeviceTraits& device,
-                          KernelStore& store, const PlanOptions& options) {
+PlannedKernel plan_kernel(const GemmProblem& problem, const DeviceTraits& device, KernelStore& store,
+                          const PlanOptions& options) {
   constexpr size_t kMaxTries = 4;
+  const KernelKind kind = problem.kind;
+  const int64_t m = problem.m, n = problem.n, k = problem.k;
   // (A k-grouped kernel takes K at run time: its spec's k is 0.)
   const int64_t spec_k = kind == KernelKind::KGrouped ? 0 : k;
   // (A tuned spec is a plain kernel: a constant-B variant is only ever run for a call that
@@ -30,7 +32,7 @@ PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, cons
     }
     log(LogLevel::Warn, "tuned kernel {} compiled to a slow path here; using the heuristic", p.spec.slug());
   }
-  const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device, cost_model_groups(kind, options.groups));
+  const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device, cost_model_groups(kind, problem.groups));
   PlannedKernel first;
   for (size_t i = 0; i < ranked.size() && i < kMaxTries; ++i) {
     PlannedKernel p;

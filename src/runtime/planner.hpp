@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "heuristics/heuristics.hpp"
+#include "problem/gemm_problem.hpp"
 #include "runtime/kernel_store.hpp"
 
 namespace fp8gemm::detail {
@@ -22,18 +23,15 @@ struct PlannedKernel {
 struct PlanOptions {
   bool may_compile = true;          // false: cache-only (a missing kernel throws NotCached)
   const KernelSpec* tuned = nullptr;  // a measured winner to use first (tuning database)
-  // The problem's groups (problem_groups): GroupedMasked's experts, which the cost model
-  // splits m over (m = groups x expected_m) so that it counts each expert's tiles; KGrouped's
-  // groups, which only tell problems apart (m is all groups' rows, planned as one matrix);
-  // 1 otherwise.
-  int64_t groups = 1;
 };
 
 // The groups rank_configs splits m over for a problem of `groups` groups: GroupedMasked's
 // experts; 1 for the other kinds (planned as one matrix of m rows).
 int64_t cost_model_groups(KernelKind kind, int64_t groups);
 
-PlannedKernel plan_kernel(KernelKind kind, int64_t m, int64_t n, int64_t k, const DeviceTraits& device,
-                          KernelStore& store, const PlanOptions& options = {});
+// (GroupedMasked: the cost model splits the problem's m over its experts, m = groups x
+// expected_m, so that it counts each expert's tiles.)
+PlannedKernel plan_kernel(const GemmProblem& problem, const DeviceTraits& device, KernelStore& store,
+                          const PlanOptions& options = {});
 
 }  // namespace fp8gemm::detail

@@ -13,11 +13,11 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t v, int64_t multiple) { return ceil_div(v, multiple) * multiple; }
 
 // The [N, K] matrices stacked in B: the experts' for the m-grouped kinds, else one.
-int64_t b_matrices(const TuneProblem& p) { return grouping(p.kind) != 0 ? p.groups : 1; }
+int64_t b_matrices(const GemmProblem& p) { return grouping(p.kind) != 0 ? p.groups : 1; }
 
 // GroupedContiguous: M rows split evenly over the experts (the first M % groups get one
 // more), each expert's segment padded to kGroupedSegmentRows; padding rows are -1.
-void split_contiguous_rows(const TuneProblem& p, TuneLayout* l) {
+void split_contiguous_rows(const GemmProblem& p, TuneLayout* l) {
   for (int64_t e = 0; e < p.groups; ++e) {
     const int64_t rows = p.m / p.groups + (e < p.m % p.groups ? 1 : 0);
     l->group_info.insert(l->group_info.end(), static_cast<size_t>(rows), static_cast<int32_t>(e));
@@ -27,14 +27,14 @@ void split_contiguous_rows(const TuneProblem& p, TuneLayout* l) {
 }
 
 // GroupedMasked: every expert at the expected rows, in a max_m of whole segments.
-void mask_expert_rows(const TuneProblem& p, TuneLayout* l) {
+void mask_expert_rows(const GemmProblem& p, TuneLayout* l) {
   l->expected_m = ceil_div(p.m, p.groups);
   l->a_rows = l->d_rows = p.groups * round_up(l->expected_m, kGroupedSegmentRows);
   l->group_info.assign(static_cast<size_t>(p.groups), static_cast<int32_t>(l->expected_m));
 }
 
 // KGrouped: every group at the planned K, its columns side by side in A and B.
-void k_group_columns(const TuneProblem& p, TuneLayout* l) {
+void k_group_columns(const GemmProblem& p, TuneLayout* l) {
   l->a_rows = ceil_div(p.m, p.groups);
   l->b_rows = p.n;
   l->cols = p.groups * k_grouped_columns(p.k);
@@ -44,7 +44,7 @@ void k_group_columns(const TuneProblem& p, TuneLayout* l) {
 
 }  // namespace
 
-TuneLayout tune_layout(const TuneProblem& p) {
+TuneLayout tune_layout(const GemmProblem& p) {
   FP8GEMM_CHECK(p.m > 0 && p.n > 0 && p.k > 0 && p.groups >= 1, "tuning problem m={} n={} k={} groups={}", p.m, p.n,
                 p.k, p.groups);
   TuneLayout l;
@@ -66,7 +66,7 @@ TuneLayout tune_layout(const TuneProblem& p) {
   return l;
 }
 
-TuneArgs tune_args(const TuneProblem& p, const TuneLayout& l, const TuneBuffers& buffers) {
+TuneArgs tune_args(const GemmProblem& p, const TuneLayout& l, const TuneBuffers& buffers) {
   TuneArgs args;
   args.a = Fp8Matrix{buffers.a, l.a_rows, l.cols, l.cols};
   args.b = Fp8Matrix{buffers.b, l.b_rows, l.cols, l.cols};

@@ -7,24 +7,11 @@
 #include <vector>
 
 #include "fp8gemm/fp8gemm.hpp"
+#include "problem/gemm_problem.hpp"
 #include "problem/problem.hpp"
 #include "runtime/device_runtime.hpp"
 
 namespace fp8gemm::detail {
-
-// A problem as the tuner times it and the tuning database keys it: the kind and the M, N and
-// K the library plans it with (planning_m / planning_k of a GemmShape, or what a call plans).
-struct TuneProblem {
-  KernelKind kind = KernelKind::Gemm1D2D;  // Gemm1D2D, Gemm1D1D or one of the grouped kinds
-  // Dense: M. GroupedContiguous: the power-of-two bucket of all experts' rows. GroupedMasked:
-  // groups x expected_m. KGrouped: groups x the rows of each group's D.
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t k = 0;  // KGrouped: the columns of each group (the planned K)
-  // Grouped kinds: the experts or groups (GroupedContiguous: those its rows are split over
-  // when timed; its kernel choice does not depend on them). 1 for the dense kinds.
-  int64_t groups = 1;
-};
 
 // The operands a problem is timed on, as the public entry point of its kind takes them:
 //   Gemm1D2D / Gemm1D1D: A [M, K], B [N, K], D [M, N] (weight gradient: fp32, accumulated in
@@ -46,7 +33,7 @@ struct TuneLayout {
   size_t a_bytes = 0, sfa_bytes = 0, b_bytes = 0, sfb_bytes = 0, d_bytes = 0;
 };
 
-TuneLayout tune_layout(const TuneProblem& problem);
+TuneLayout tune_layout(const GemmProblem& problem);
 
 // Where one copy of the operands lives (device pointers; the group data is shared).
 struct TuneBuffers {
@@ -71,7 +58,7 @@ struct TuneArgs {
   Fp32Matrix fp32_d() const { return Fp32Matrix{static_cast<float*>(d), d_rows, n, n}; }
 };
 
-TuneArgs tune_args(const TuneProblem& problem, const TuneLayout& layout, const TuneBuffers& buffers);
+TuneArgs tune_args(const GemmProblem& problem, const TuneLayout& layout, const TuneBuffers& buffers);
 
 // Checks the arguments with the validation of the kind's public entry point (throws
 // Error(InvalidArgument) naming it). Returns false if the call has nothing to do.

@@ -76,7 +76,7 @@ struct OperandSet {
 // defeats L2, and the group data (one copy, read by every call as at run time).
 class TuneOperands {
  public:
-  explicit TuneOperands(const TuneProblem& problem)
+  explicit TuneOperands(const GemmProblem& problem)
       : layout_(tune_layout(problem)), group_info_(layout_.group_info.size() * 4) {
     const TuneLayout& l = layout_;
     const size_t set_bytes = l.a_bytes + l.b_bytes + l.sfa_bytes + l.sfb_bytes + l.d_bytes;
@@ -178,7 +178,7 @@ class TimingStream {
 // Plans (loads) and warms up every candidate that compiled; then times them round-robin, one
 // batch each per round, so that slow drifts of the clock (the card heats up under FP8 load)
 // spread over all candidates instead of favouring the ones timed first.
-std::vector<TimedConfig> time_candidates(DeviceRuntime& runtime, KernelStore& store, const TuneProblem& problem,
+std::vector<TimedConfig> time_candidates(DeviceRuntime& runtime, KernelStore& store, const GemmProblem& problem,
                                          const std::vector<KernelSpec>& candidates,
                                          const std::vector<std::string>& notes, const TunerSettings& settings) {
   const TuneOperands operands(problem);
@@ -235,7 +235,7 @@ std::vector<TimedConfig> time_candidates(DeviceRuntime& runtime, KernelStore& st
 
 // The heuristic's choice stays unless another candidate is clearly faster: run-to-run
 // noise on one card is a few per cent, and a config change should not be a coin toss.
-TunedEntry choose_winner(const TuneProblem& problem, const std::vector<TimedConfig>& timed) {
+TunedEntry choose_winner(const GemmProblem& problem, const std::vector<TimedConfig>& timed) {
   const TimedConfig* best = nullptr;
   const TimedConfig* heuristic = nullptr;
   for (const TimedConfig& t : timed) {
@@ -254,15 +254,15 @@ TunedEntry choose_winner(const TuneProblem& problem, const std::vector<TimedConf
   entry.heuristic = heuristic->spec.slug();
   entry.heuristic_us = heuristic->us;
   entry.k = problem.k;
-  entry.groups = problem_groups(problem.kind, problem.groups);
+  entry.groups = problem.plan_groups();
   return entry;
 }
 
 }  // namespace
 
-std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const DeviceTraits& device, int count,
-                                          KernelKind kind, int64_t groups) {
-  const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device, cost_model_groups(kind, groups));
+std::vector<KernelSpec> tuning_candidates(const GemmProblem& problem, const DeviceTraits& device, int count) {
+  const std::vector<RankedConfig> ranked = rank_configs(problem.kind, problem.m, problem.n, problem.k, device,
+                                                        cost_model_groups(problem.kind, problem.groups));
   std::vector<KernelSpec> out;
   auto add = [&](const KernelSpec& s) {
     if (static_cast<int>(out.size()) < count && spec_illegal_reason(s).empty() &&
@@ -281,15 +281,15 @@ std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const
   return out;
 }
 
-std::string describe(const TuneProblem& p) {
+std::string describe(const GemmProblem& p) {
   const std::string dims = fmt::format("{} M={} N={} K={}", kind_name(p.kind), p.m, p.n, p.k);
   return grouping(p.kind) != 0 || p.kind == KernelKind::KGrouped ? fmt::format("{} groups={}", dims, p.groups) : dims;
 }
 
-TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, const TuneProblem& problem,
+TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, const GemmProblem& problem,
                          const TunerSettings& settings) {
-  const std::vector<KernelSpec> candidates = tuning_candidates(
-      problem.m, problem.n, problem.k, runtime.traits(), std::max(1, settings.candidates), problem.kind, problem.groups);
+  const std::vector<KernelSpec> candidates =
+      tuning_candidates(problem, runtime.traits(), std::max(1, settings.candidates));
   const std::vector<std::string> notes = compile_candidates(store, candidates, settings.jobs);
   TuneOutcome outcome;
   outcome.timed = time_candidates(runtime, store, problem, candidates, notes, settings);

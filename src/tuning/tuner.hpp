@@ -30,21 +30,20 @@ struct TuneOutcome {
 };
 
 // The candidates for a problem: the heuristic's ranking (first choice first), its best
-// few with other rasterizations, without duplicates. kind, m, n, k and groups as the
-// TuneProblem's (ranked as plan_kernel ranks them: cost_model_groups).
-std::vector<KernelSpec> tuning_candidates(int64_t m, int64_t n, int64_t k, const DeviceTraits& device, int count,
-                                          KernelKind kind = KernelKind::Gemm1D2D, int64_t groups = 1);
+// few with other rasterizations, without duplicates (ranked as plan_kernel ranks them:
+// cost_model_groups).
+std::vector<KernelSpec> tuning_candidates(const GemmProblem& problem, const DeviceTraits& device, int count);
 
 // Compiles the candidates (in parallel) and times each on the runtime's device, whose
 // context must be current, with buffers of its own: random e4m3 operands and scales laid
 // out as tune_layout says, copied often enough that consecutive calls do not find their
 // inputs in L2. Nothing the caller owns is touched. Throws Error(CudaError) if memory
 // cannot be allocated. Weight gradients (dense and k-grouped) are timed without C.
-TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, const TuneProblem& problem,
+TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, const GemmProblem& problem,
                          const TunerSettings& settings);
 
 // "gemm1d2d_gm M=640 N=4096 K=2048 groups=32" (groups only for the grouped kinds): for logs
 // and messages.
-std::string describe(const TuneProblem& problem);
+std::string describe(const GemmProblem& problem);
 
 }  // namespace fp8gemm::detail

@@ -68,13 +68,9 @@ int64_t m_bucket(int64_t m) {
   return bucket;
 }
 
-int64_t problem_groups(KernelKind kind, int64_t groups) {
-  return kind == KernelKind::GroupedMasked || kind == KernelKind::KGrouped ? std::max<int64_t>(groups, 1) : 1;
-}
-
 std::string TuningDb::key(KernelKind kind, int64_t m, int64_t n, int64_t k, int64_t groups) {
   const std::string one = fmt::format("{}:n{}:k{}:m{}", kind_name(kind), n, k, m_bucket(m));
-  const int64_t g = problem_groups(kind, groups);
+  const int64_t g = GemmProblem{kind, m, n, k, groups}.plan_groups();
   return g == 1 ? one : fmt::format("{}:g{}", one, g);  // one group: the format-1 key
 }
 
@@ -86,7 +82,7 @@ const TunedEntry* TuningDb::find(KernelKind kind, int64_t m, int64_t n, int64_t 
 void TuningDb::put(KernelKind kind, int64_t m, int64_t n, int64_t k, const TunedEntry& entry, int64_t groups) {
   TunedEntry& e = entries_[key(kind, m, n, k, groups)] = entry;
   e.k = k;
-  e.groups = problem_groups(kind, groups);
+  e.groups = GemmProblem{kind, 0, 0, 0, groups}.plan_groups();
 }
 
 void TuningDb::merge_missing(const TuningDb& other) {
@@ -142,7 +138,7 @@ std::optional<TuningDb> TuningDb::from_json(const std::string& text, std::string
       // The key must be the one this entry would be stored under.
       const int64_t spec_k = entry.spec.kind == KernelKind::KGrouped ? entry.k : entry.spec.k;
       if (entry.k != spec_k || key(entry.spec.kind, entry.m_measured, entry.spec.n, entry.k, entry.groups) != k ||
-          entry.groups != problem_groups(entry.spec.kind, entry.groups)) {
+          entry.groups != GemmProblem{entry.spec.kind, 0, 0, 0, entry.groups}.plan_groups()) {
         *why = fmt::format("entry {} does not match its kernel {}, M {}, K {} and groups {}", k, entry.spec.slug(),
                            entry.m_measured, entry.k, entry.groups);
         return std::nullopt;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "problem/gemm_problem.hpp"
 #include "problem/problem.hpp"
 
 namespace fp8gemm::detail {
@@ -30,12 +31,6 @@ struct TuningMetadata {
 // of two: M in (2^(i-1), 2^i] belongs to bucket 2^i (1, 2, 4, ..., 65536); larger M
 // share the last bucket.
 int64_t m_bucket(int64_t m);
-
-// The groups that tell problems of one kind, N, K and M bucket apart (in the tuning
-// database and among a device's plans): GroupedMasked's experts (the cost model plans each
-// expert's rows) and KGrouped's groups (each its own D); 1 for the other kinds (a contiguous
-// grouped problem is planned as one matrix of all experts' rows, whatever their count).
-int64_t problem_groups(KernelKind kind, int64_t groups);
 
 // One measured winner.
 struct TunedEntry {

@@ -36,7 +36,8 @@ size_t small_kernel_count() {
   std::vector<KernelSpec> specs;
   for (int64_t m : {1, 200})
     for (auto nk : {std::pair<int64_t, int64_t>{256, 512}, {264, 1024}}) {
-      const KernelSpec s = plan_kernel(KernelKind::Gemm1D2D, m, nk.first, nk.second, DeviceTraits{}, store).spec;
+      const GemmProblem problem{KernelKind::Gemm1D2D, m, nk.first, nk.second};
+      const KernelSpec s = plan_kernel(problem, DeviceTraits{}, store).spec;
       if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
     }
   return specs.size();

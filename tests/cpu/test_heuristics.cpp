@@ -187,7 +187,7 @@ TEST(Heuristics, TuningCandidatesStartWithTheHeuristicsChoice) {
   for (const auto& nk : kDense)
     for (int64_t m : {1, 128, 4096}) {
       const auto ranked = rank_configs(KernelKind::Gemm1D2D, m, nk[0], nk[1], h200);
-      const std::vector<KernelSpec> c = tuning_candidates(m, nk[0], nk[1], h200, 8);
+      const std::vector<KernelSpec> c = tuning_candidates(GemmProblem{KernelKind::Gemm1D2D, m, nk[0], nk[1]}, h200, 8);
       ASSERT_FALSE(c.empty());
       EXPECT_LE(c.size(), 8u);
       EXPECT_EQ(c.front(), ranked.front().spec);
@@ -205,7 +205,7 @@ TEST(Heuristics, TuningCandidatesStartWithTheHeuristicsChoice) {
       }
       EXPECT_TRUE(other_group) << "no other rasterization of the first choice";
     }
-  EXPECT_EQ(tuning_candidates(4096, 7168, 2048, h200, 1).size(), 1u);
+  EXPECT_EQ(tuning_candidates(GemmProblem{KernelKind::Gemm1D2D, 4096, 7168, 2048}, h200, 1).size(), 1u);
 }
 
 // Masked experts are planned per expert: each expert's rows start a new M block, so experts
@@ -245,7 +245,7 @@ TEST(Heuristics, WeightGradientCandidates) {
       EXPECT_EQ(r.spec.kind, KernelKind::Gemm1D1D);
       EXPECT_EQ(spec_illegal_reason(r.spec), "") << r.spec.slug();
     }
-    const std::vector<KernelSpec> c = tuning_candidates(m, n, k, h200, 8, KernelKind::Gemm1D1D);
+    const std::vector<KernelSpec> c = tuning_candidates(GemmProblem{KernelKind::Gemm1D1D, m, n, k}, h200, 8);
     ASSERT_FALSE(c.empty());
     EXPECT_EQ(c.front(), ranked.front().spec);
     for (const KernelSpec& s : c) EXPECT_EQ(s.kind, KernelKind::Gemm1D1D);
@@ -288,7 +288,7 @@ TEST(Heuristics, GroupedTuningCandidates) {
                            Problem{KernelKind::KGrouped, 16 * 7168, 2048, 2048, 16}}) {
     SCOPED_TRACE(std::string(kind_name(p.kind)) + " m=" + std::to_string(p.m) + " groups=" + std::to_string(p.groups));
     const auto ranked = rank_configs(p.kind, p.m, p.n, p.k, h200, cost_model_groups(p.kind, p.groups));
-    const std::vector<KernelSpec> c = tuning_candidates(p.m, p.n, p.k, h200, 8, p.kind, p.groups);
+    const std::vector<KernelSpec> c = tuning_candidates(GemmProblem{p.kind, p.m, p.n, p.k, p.groups}, h200, 8);
     ASSERT_FALSE(c.empty());
     EXPECT_LE(c.size(), 8u);
     EXPECT_EQ(c.front(), ranked.front().spec);
@@ -299,15 +299,18 @@ TEST(Heuristics, GroupedTuningCandidates) {
       EXPECT_EQ(c[i].k, p.kind == KernelKind::KGrouped ? 0 : p.k);
       for (size_t j = 0; j < i; ++j) EXPECT_FALSE(c[i] == c[j]) << c[i].slug() << " twice";
     }
-    EXPECT_EQ(tuning_candidates(p.m, p.n, p.k, h200, 1, p.kind, p.groups).size(), 1u);
+    EXPECT_EQ(tuning_candidates(GemmProblem{p.kind, p.m, p.n, p.k, p.groups}, h200, 1).size(), 1u);
   }
   // 32 experts of 20 rows: 64-row tiles first (an expert per tile), as planned.
-  EXPECT_EQ(tuning_candidates(32 * 20, 4096, 2048, h200, 8, KernelKind::GroupedMasked, 32).front().config.block_m, 64);
+  EXPECT_EQ(tuning_candidates(GemmProblem{KernelKind::GroupedMasked, 32 * 20, 4096, 2048, 32}, h200, 8)
+                .front()
+                .config.block_m,
+            64);
   // The groups of a k-grouped or contiguous problem do not change its ranking.
-  EXPECT_EQ(tuning_candidates(8 * 4096, 7168, 4096, h200, 8, KernelKind::KGrouped, 8),
-            tuning_candidates(8 * 4096, 7168, 4096, h200, 8, KernelKind::KGrouped, 1));
-  EXPECT_EQ(tuning_candidates(32768, 4096, 7168, h200, 8, KernelKind::GroupedContiguous, 4),
-            tuning_candidates(32768, 4096, 7168, h200, 8, KernelKind::GroupedContiguous, 8));
+  EXPECT_EQ(tuning_candidates(GemmProblem{KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8}, h200, 8),
+            tuning_candidates(GemmProblem{KernelKind::KGrouped, 8 * 4096, 7168, 4096, 1}, h200, 8));
+  EXPECT_EQ(tuning_candidates(GemmProblem{KernelKind::GroupedContiguous, 32768, 4096, 7168, 4}, h200, 8),
+            tuning_candidates(GemmProblem{KernelKind::GroupedContiguous, 32768, 4096, 7168, 8}, h200, 8));
 }
 
 // 256-row tiles with at least 96 K blocks rank the fourth stage of a slab buffer and prefer

@@ -75,7 +75,7 @@ TEST(Nvrtc, PlannedKernelsForTheDenseSetCompileClean) {
   std::vector<KernelSpec> seen;
   for (const auto& nk : nks)
     for (int64_t m : {1, 128, 4096}) {
-      const PlannedKernel p = plan_kernel(KernelKind::Gemm1D2D, m, nk[0], nk[1], DeviceTraits{}, store);
+      const PlannedKernel p = plan_kernel(GemmProblem{KernelKind::Gemm1D2D, m, nk[0], nk[1]}, DeviceTraits{}, store);
       EXPECT_FALSE(p.binary->resources.slow_path()) << p.spec.slug();
       if (std::find(seen.begin(), seen.end(), p.spec) == seen.end()) {
         seen.push_back(p.spec);
@@ -100,7 +100,7 @@ TEST(Nvrtc, WeightGradientKernelsCompileClean) {
   testing::internal::GetCapturedStderr();
   KernelStore store(memory_only);
   for (auto [m, k] : {std::pair<int64_t, int64_t>{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}}) {
-    const PlannedKernel p = plan_kernel(KernelKind::Gemm1D1D, m, 4096, k, DeviceTraits{}, store);
+    const PlannedKernel p = plan_kernel(GemmProblem{KernelKind::Gemm1D1D, m, 4096, k}, DeviceTraits{}, store);
     EXPECT_FALSE(p.binary->resources.slow_path()) << p.spec.slug();
   }
 }
@@ -115,9 +115,10 @@ TEST(Nvrtc, TunedConstantBVariantIsIgnored) {
   KernelSpec tuned{KernelKind::Gemm1D2D, 32768, 512, KernelConfig{64, 128, 8, 8}};
   PlanOptions options;
   options.tuned = &tuned;
-  EXPECT_EQ(plan_kernel(KernelKind::Gemm1D2D, 1, 32768, 512, DeviceTraits{}, store, options).spec, tuned);
+  EXPECT_EQ(plan_kernel(GemmProblem{KernelKind::Gemm1D2D, 1, 32768, 512}, DeviceTraits{}, store, options).spec, tuned);
   tuned.option = 1;
-  EXPECT_EQ(plan_kernel(KernelKind::Gemm1D2D, 1, 32768, 512, DeviceTraits{}, store, options).spec.option, 0);
+  EXPECT_EQ(plan_kernel(GemmProblem{KernelKind::Gemm1D2D, 1, 32768, 512}, DeviceTraits{}, store, options).spec.option,
+            0);
 }
 
 TEST(Nvrtc, CompileErrorCarriesTheLog) {

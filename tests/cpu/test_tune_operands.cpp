@@ -43,7 +43,7 @@ size_t scale_bytes(const ScaleMatrix& s) {
 
 // The layout of a problem, checked against the views the tuner launches and the entry
 // point's validation.
-TuneLayout checked_layout(const TuneProblem& p) {
+TuneLayout checked_layout(const GemmProblem& p) {
   SCOPED_TRACE(describe(p));
   const TuneLayout l = tune_layout(p);
   const TuneArgs args = tune_args(p, l, fake_buffers(l));
@@ -61,22 +61,22 @@ TuneLayout checked_layout(const TuneProblem& p) {
 
 TEST(TuneOperands, DenseKindsAreTheProblemItself) {
   for (KernelKind kind : {KernelKind::Gemm1D2D, KernelKind::Gemm1D1D}) {
-    const TuneLayout l = checked_layout(TuneProblem{kind, 4096, 7168, 2048});
+    const TuneLayout l = checked_layout(GemmProblem{kind, 4096, 7168, 2048});
     EXPECT_EQ(l.a_rows, 4096);
     EXPECT_EQ(l.b_rows, 7168);
     EXPECT_EQ(l.cols, 2048);
     EXPECT_EQ(l.d_rows, 4096);
     EXPECT_TRUE(l.group_info.empty());
   }
-  checked_layout(TuneProblem{KernelKind::Gemm1D2D, 1, 576, 7168});
-  checked_layout(TuneProblem{KernelKind::Gemm1D1D, 2112, 4100, 7168});
+  checked_layout(GemmProblem{KernelKind::Gemm1D2D, 1, 576, 7168});
+  checked_layout(GemmProblem{KernelKind::Gemm1D1D, 2112, 4100, 7168});
 }
 
 // Contiguous: the rows split evenly over the experts, each segment padded to 128 rows with
 // -1 rows; B holds every expert's weights.
 TEST(TuneOperands, ContiguousRowsSplitOverTheExperts) {
   for (auto [m, groups] : {std::pair<int64_t, int64_t>{32768, 8}, {32768, 4}, {2048, 6}, {128, 8}, {4096, 1}}) {
-    const TuneProblem p{KernelKind::GroupedContiguous, m, 4096, 7168, groups};
+    const GemmProblem p{KernelKind::GroupedContiguous, m, 4096, 7168, groups};
     const TuneLayout l = checked_layout(p);
     EXPECT_EQ(l.b_rows, groups * 4096);
     EXPECT_EQ(l.a_rows % kGroupedSegmentRows, 0);
@@ -94,7 +94,7 @@ TEST(TuneOperands, ContiguousRowsSplitOverTheExperts) {
 // Masked: every expert at expected_m = ceil(M / groups) rows of a max_m of whole segments.
 TEST(TuneOperands, MaskedExpertsAtTheExpectedRows) {
   for (auto [m, groups] : {std::pair<int64_t, int64_t>{32 * 20, 32}, {6 * 1024, 6}, {32 * 192, 32}, {1000, 3}, {640, 1}}) {
-    const TuneProblem p{KernelKind::GroupedMasked, m, 6144, 7168, groups};
+    const GemmProblem p{KernelKind::GroupedMasked, m, 6144, 7168, groups};
     const TuneLayout l = checked_layout(p);
     EXPECT_EQ(l.expected_m, (m + groups - 1) / groups);
     EXPECT_EQ(l.a_rows % groups, 0);
@@ -111,7 +111,7 @@ TEST(TuneOperands, MaskedExpertsAtTheExpectedRows) {
 // [groups x rows, N].
 TEST(TuneOperands, KGroupedColumnsSideBySide) {
   for (auto [rows, groups, k] : {std::tuple<int64_t, int64_t, int64_t>{4096, 4, 8192}, {7168, 16, 2048}, {576, 3, 128}}) {
-    const TuneProblem p{KernelKind::KGrouped, groups * rows, 2048, k, groups};
+    const GemmProblem p{KernelKind::KGrouped, groups * rows, 2048, k, groups};
     const TuneLayout l = checked_layout(p);
     EXPECT_EQ(l.a_rows, rows);
     EXPECT_EQ(l.b_rows, 2048);
@@ -122,10 +122,10 @@ TEST(TuneOperands, KGroupedColumnsSideBySide) {
 }
 
 TEST(TuneOperands, DescribeAndUnknownKinds) {
-  EXPECT_EQ(describe(TuneProblem{KernelKind::GroupedMasked, 640, 4096, 2048, 32}),
+  EXPECT_EQ(describe(GemmProblem{KernelKind::GroupedMasked, 640, 4096, 2048, 32}),
             "gemm1d2d_gm M=640 N=4096 K=2048 groups=32");
-  EXPECT_EQ(describe(TuneProblem{KernelKind::Gemm1D2D, 128, 7168, 2048}), "gemm1d2d M=128 N=7168 K=2048");
-  const TuneProblem p{KernelKind::Gemm1D2D, 128, 256, 512};
+  EXPECT_EQ(describe(GemmProblem{KernelKind::Gemm1D2D, 128, 7168, 2048}), "gemm1d2d M=128 N=7168 K=2048");
+  const GemmProblem p{KernelKind::Gemm1D2D, 128, 256, 512};
   const TuneLayout l = tune_layout(p);
   try {
     validate_tune_args(KernelKind::Quantize1x128, tune_args(p, l, fake_buffers(l)));

@@ -131,13 +131,13 @@ TEST(TuningApi, ConcurrentRequestsShareOneTuningRun) {
   std::atomic<int> same{0};
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&] {
-      if (library.tuned_or_tune(device, TuneProblem{KernelKind::Gemm1D2D, 300, 2048, 1024}, tune) == winner) ++same;
+      if (library.tuned_or_tune(device, GemmProblem{KernelKind::Gemm1D2D, 300, 2048, 1024}, tune) == winner) ++same;
     });
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(runs.load(), 1);
   EXPECT_EQ(same.load(), 8);
   // Same bucket (257..512): answered by the database.
-  EXPECT_EQ(library.tuned_or_tune(device, TuneProblem{KernelKind::Gemm1D2D, 500, 2048, 1024}, tune), winner);
+  EXPECT_EQ(library.tuned_or_tune(device, GemmProblem{KernelKind::Gemm1D2D, 500, 2048, 1024}, tune), winner);
   EXPECT_EQ(runs.load(), 1);
   // A failing run reaches every waiter and is not remembered.
   std::atomic<int> failures{0};
@@ -150,7 +150,7 @@ TEST(TuningApi, ConcurrentRequestsShareOneTuningRun) {
   for (int i = 0; i < 4; ++i)
     threads.emplace_back([&] {
       try {
-        library.tuned_or_tune(device, TuneProblem{KernelKind::Gemm1D2D, 4000, 2048, 1024}, failing);
+        library.tuned_or_tune(device, GemmProblem{KernelKind::Gemm1D2D, 4000, 2048, 1024}, failing);
       } catch (const std::runtime_error&) {
         ++failures;
       }
@@ -158,7 +158,7 @@ TEST(TuningApi, ConcurrentRequestsShareOneTuningRun) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(failures.load(), 4);
   EXPECT_EQ(runs.load(), 2);
-  EXPECT_EQ(library.tuned_or_tune(device, TuneProblem{KernelKind::Gemm1D2D, 4000, 2048, 1024}, tune), winner);
+  EXPECT_EQ(library.tuned_or_tune(device, GemmProblem{KernelKind::Gemm1D2D, 4000, 2048, 1024}, tune), winner);
   EXPECT_EQ(runs.load(), 3);
   std::remove(tuning_db_path(runtime_info().cache_dir, device).c_str());
 }
@@ -176,14 +176,14 @@ detail::TunedEntry tuned_entry(const detail::KernelSpec& spec) {
 
 // Records a winner for a shape as tune() does (under the problem the library plans).
 void record(detail::TuningDb* db, const GemmShape& shape, const detail::KernelSpec& spec) {
-  const detail::TuneProblem p = detail::planned_problem(shape, "test");
+  const detail::GemmProblem p = detail::planned_problem(shape, "test");
   detail::TunedEntry e = tuned_entry(spec);
   e.m_measured = p.m;
   db->put(p.kind, p.m, p.n, p.k, e, p.groups);
 }
 
 const detail::TunedEntry* lookup(const detail::TuningDb& db, const GemmShape& shape) {
-  const detail::TuneProblem p = detail::planned_problem(shape, "test");
+  const detail::GemmProblem p = detail::planned_problem(shape, "test");
   return db.find(p.kind, p.m, p.n, p.k, p.groups);
 }
 
@@ -240,20 +240,20 @@ TEST(TuningApi, GroupedCallsFindTheWinnersTunedForTheirShapes) {
 // A shape's problem as tune() records it and prewarm and kernel_name look it up.
 TEST(TuningApi, PlannedProblemsOfGroupedShapes) {
   using namespace detail;
-  const TuneProblem c = planned_problem(GemmShape{30000, 4096, 7168, GemmKind::GroupedContiguous, 8}, "test");
+  const GemmProblem c = planned_problem(GemmShape{30000, 4096, 7168, GemmKind::GroupedContiguous, 8}, "test");
   EXPECT_EQ(c.kind, KernelKind::GroupedContiguous);
   EXPECT_EQ(c.m, 32768);  // the bucket of the total rows
   EXPECT_EQ(c.k, 7168);
   EXPECT_EQ(c.groups, 8);
-  const TuneProblem m = planned_problem(GemmShape{32 * 20, 4096, 2048, GemmKind::GroupedMasked, 32}, "test");
+  const GemmProblem m = planned_problem(GemmShape{32 * 20, 4096, 2048, GemmKind::GroupedMasked, 32}, "test");
   EXPECT_EQ(m.m, 640);
   EXPECT_EQ(m.groups, 32);
-  const TuneProblem k = planned_problem(GemmShape{4096, 7168, 4 * 7000, GemmKind::KGroupedWeightGradient, 4}, "test");
+  const GemmProblem k = planned_problem(GemmShape{4096, 7168, 4 * 7000, GemmKind::KGroupedWeightGradient, 4}, "test");
   EXPECT_EQ(k.kind, KernelKind::KGrouped);
   EXPECT_EQ(k.m, 4 * 4096);  // all groups' rows
   EXPECT_EQ(k.k, 8192);      // the bucket of the mean K per group
   EXPECT_EQ(k.groups, 4);
-  const TuneProblem d = planned_problem(GemmShape{4096, 7168, 2048, GemmKind::Forward, 8}, "test");
+  const GemmProblem d = planned_problem(GemmShape{4096, 7168, 2048, GemmKind::Forward, 8}, "test");
   EXPECT_EQ(d.groups, 1);  // dense shapes have no groups
   try {
     planned_problem(GemmShape{1, 8, 16, static_cast<GemmKind>(9)}, "kernel_name");

@@ -185,9 +185,9 @@ TEST(TuningDb, GroupedKeys) {
   EXPECT_EQ(TuningDb::key(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8), "gemm1d1d_kg:n7168:k4096:m32768:g8");
   EXPECT_EQ(TuningDb::key(KernelKind::GroupedContiguous, 32768, 4096, 7168, 8),
             TuningDb::key(KernelKind::GroupedContiguous, 32768, 4096, 7168, 4));
-  EXPECT_EQ(problem_groups(KernelKind::GroupedMasked, 0), 1);
-  EXPECT_EQ(problem_groups(KernelKind::KGrouped, 16), 16);
-  EXPECT_EQ(problem_groups(KernelKind::Gemm1D1D, 16), 1);
+  EXPECT_EQ((GemmProblem{KernelKind::GroupedMasked, 0, 0, 0, 0}.plan_groups()), 1);
+  EXPECT_EQ((GemmProblem{KernelKind::KGrouped, 0, 0, 0, 16}.plan_groups()), 16);
+  EXPECT_EQ((GemmProblem{KernelKind::Gemm1D1D, 0, 0, 0, 16}.plan_groups()), 1);
 
   TuningDb db(h200());
   db.put(KernelKind::GroupedMasked, 640, 4096, 2048, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128),
