@@ -225,10 +225,15 @@ typedef struct fp8gemm_gemm_options_t {
   int b_constant; /* nonzero: GemmOptions::b_constant (B and b_scales constant while the call may run) */
 } fp8gemm_gemm_options_t;
 
+/* Declares `var` of a versioned struct type, zeroed, with struct_size = sizeof as this header
+ * declares it: where every fp8gemm_default_*() initializer starts. */
+#define FP8GEMM_STRUCT_INIT_(type, var) \
+  type var;                             \
+  memset(&var, 0, sizeof var);          \
+  var.struct_size = sizeof var
+
 static inline fp8gemm_gemm_options_t fp8gemm_default_gemm_options(void) {
-  fp8gemm_gemm_options_t o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
+  FP8GEMM_STRUCT_INIT_(fp8gemm_gemm_options_t, o);
   return o;
 }
 
@@ -245,9 +250,7 @@ typedef struct fp8gemm_kernel_config_t {
 } fp8gemm_kernel_config_t;
 
 static inline fp8gemm_kernel_config_t fp8gemm_default_kernel_config(void) {
-  fp8gemm_kernel_config_t c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
+  FP8GEMM_STRUCT_INIT_(fp8gemm_kernel_config_t, c);
   c.block_m = 128;
   c.block_n = 128;
   c.stages = 4;
@@ -312,9 +315,7 @@ typedef struct fp8gemm_quantize_options_t {
 } fp8gemm_quantize_options_t;
 
 static inline fp8gemm_quantize_options_t fp8gemm_default_quantize_options(void) {
-  fp8gemm_quantize_options_t o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
+  FP8GEMM_STRUCT_INIT_(fp8gemm_quantize_options_t, o);
   return o;
 }
 
@@ -365,9 +366,7 @@ typedef struct fp8gemm_gemm_shape_t {
 
 static inline fp8gemm_gemm_shape_t fp8gemm_make_gemm_shape(int64_t m, int64_t n, int64_t k, fp8gemm_gemm_kind_t kind,
                                                            int64_t groups) {
-  fp8gemm_gemm_shape_t s;
-  memset(&s, 0, sizeof s);
-  s.struct_size = sizeof s;
+  FP8GEMM_STRUCT_INIT_(fp8gemm_gemm_shape_t, s);
   s.m = m;
   s.n = n;
   s.k = k;
@@ -404,9 +403,7 @@ typedef struct fp8gemm_prewarm_options_t {
 } fp8gemm_prewarm_options_t;
 
 static inline fp8gemm_prewarm_options_t fp8gemm_default_prewarm_options(void) {
-  fp8gemm_prewarm_options_t o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
+  FP8GEMM_STRUCT_INIT_(fp8gemm_prewarm_options_t, o);
   return o;
 }
 
@@ -429,9 +426,7 @@ typedef struct fp8gemm_prewarm_report_t {
 } fp8gemm_prewarm_report_t;
 
 static inline fp8gemm_prewarm_report_t fp8gemm_default_prewarm_report(void) {
-  fp8gemm_prewarm_report_t r;
-  memset(&r, 0, sizeof r);
-  r.struct_size = sizeof r;
+  FP8GEMM_STRUCT_INIT_(fp8gemm_prewarm_report_t, r);
   return r;
 }
 
@@ -488,9 +483,7 @@ typedef struct fp8gemm_runtime_info_t {
 } fp8gemm_runtime_info_t;
 
 static inline fp8gemm_runtime_info_t fp8gemm_default_runtime_info(void) {
-  fp8gemm_runtime_info_t i;
-  memset(&i, 0, sizeof i);
-  i.struct_size = sizeof i;
+  FP8GEMM_STRUCT_INIT_(fp8gemm_runtime_info_t, i);
   return i;
 }
 
@@ -510,9 +503,7 @@ typedef struct fp8gemm_stats_t {
 } fp8gemm_stats_t;
 
 static inline fp8gemm_stats_t fp8gemm_default_stats(void) {
-  fp8gemm_stats_t s;
-  memset(&s, 0, sizeof s);
-  s.struct_size = sizeof s;
+  FP8GEMM_STRUCT_INIT_(fp8gemm_stats_t, s);
   return s;
 }
 
@@ -569,9 +560,7 @@ typedef struct fp8gemm_cache_clear_report_t {
 } fp8gemm_cache_clear_report_t;
 
 static inline fp8gemm_cache_clear_report_t fp8gemm_default_cache_clear_report(void) {
-  fp8gemm_cache_clear_report_t r;
-  memset(&r, 0, sizeof r);
-  r.struct_size = sizeof r;
+  FP8GEMM_STRUCT_INIT_(fp8gemm_cache_clear_report_t, r);
   return r;
 }
 
@@ -615,9 +604,7 @@ typedef struct fp8gemm_tune_options_t {
 } fp8gemm_tune_options_t;
 
 static inline fp8gemm_tune_options_t fp8gemm_default_tune_options(void) {
-  fp8gemm_tune_options_t o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
+  FP8GEMM_STRUCT_INIT_(fp8gemm_tune_options_t, o);
   o.candidates = 8;
   return o;
 }
