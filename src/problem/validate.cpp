@@ -26,13 +26,17 @@ template <typename... Args>
 
 uintptr_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
-void check_pointer(const void* p, const char* name, unsigned alignment) {
-  if (p == nullptr) bad("{} is null; pass a device pointer", name);
+// The one rule for every pointer of every operation `fn` takes: given, and aligned as the
+// kernels' loads (TMA, vector loads) need.
+void check_pointer(const char* fn, const void* p, const char* name, unsigned alignment) {
+  if (p == nullptr) fail(ErrorCode::InvalidArgument, "{}: {} is null; pass a device pointer", fn, name);
   if (addr(p) % alignment != 0)
-    bad("{} = {} is not {}-byte aligned; TMA needs aligned base addresses (allocate with "
-        "cudaMalloc or offset by a multiple of {} bytes)",
-        name, p, alignment, alignment);
+    fail(ErrorCode::InvalidArgument,
+         "{}: {} = {} is not {}-byte aligned; the kernels need aligned base addresses (allocate with "
+         "cudaMalloc or offset by a multiple of {} bytes)",
+         fn, name, p, alignment, alignment);
 }
+void check_pointer(const void* p, const char* name, unsigned alignment) { check_pointer(t_fn, p, name, alignment); }
 
 // Leading dimensions and scale strides beyond kMaxDimension elements would overflow the
 // kernels' 32-bit coordinates and TMA's stride field.
@@ -210,16 +214,9 @@ bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, c
   if (x.rows > kMaxDimension || x.cols > kMaxDimension)
     reject(fmt::format("rows and cols must be at most {} (got {}, {}); split the tensor", kMaxDimension, x.rows, x.cols));
   if (x.rows == 0 || x.cols == 0) return false;
-  auto pointer = [&](const void* p, const char* name, unsigned alignment) {
-    if (p == nullptr) reject(fmt::format("{} is null; pass a device pointer", name));
-    if (addr(p) % alignment != 0)
-      reject(fmt::format("{} = {} is not {}-byte aligned (allocate with cudaMalloc or offset by a multiple of {} "
-                         "bytes)",
-                         name, p, alignment, alignment));
-  };
-  pointer(x.data, "x.data", 16);
-  pointer(q.data, "q.data", 16);
-  pointer(sf.data, "scales.data", 4);
+  check_pointer(op, x.data, "x.data", 16);
+  check_pointer(op, q.data, "q.data", 16);
+  check_pointer(op, sf.data, "scales.data", 4);
   if (x.ld < x.cols || x.ld % 8 != 0)
     reject(fmt::format("x.ld = {} must be >= cols = {} and a multiple of 8 (16-byte row starts)", x.ld, x.cols));
   if (q.ld < q.cols || q.ld % 16 != 0)
@@ -269,13 +266,11 @@ bool validate_fp8_transpose(const Fp8Matrix& w, const ScaleMatrix& ws, const Fp8
   if (w.rows > kMaxDimension || w.cols > kMaxDimension)
     reject(fmt::format("sizes must be at most {} (got {}, {})", kMaxDimension, w.rows, w.cols));
   if (w.rows == 0 || w.cols == 0) return false;
-  for (const auto& [p, name, alignment] :
-       {std::tuple{w.data, "w.data", 16u}, std::tuple{static_cast<const void*>(wt.data), "wt.data", 16u},
-        std::tuple{static_cast<const void*>(ws.data), "w_scales.data", 4u},
-        std::tuple{static_cast<const void*>(wts.data), "wt_scales.data", 4u}}) {
-    if (p == nullptr) reject(fmt::format("{} is null; pass a device pointer", name));
-    if (addr(p) % alignment != 0) reject(fmt::format("{} = {} is not {}-byte aligned", name, p, alignment));
-  }
+  const char* fn = "transpose_fp8_block_scaled";
+  check_pointer(fn, w.data, "w.data", 16);
+  check_pointer(fn, wt.data, "wt.data", 16);
+  check_pointer(fn, ws.data, "w_scales.data", 4);
+  check_pointer(fn, wts.data, "wt_scales.data", 4);
   if (w.ld < w.cols || w.ld % 16 != 0)
     reject(fmt::format("w.ld = {} must be >= cols = {} and a multiple of 16", w.ld, w.cols));
   if (wt.ld < wt.cols || wt.ld % 16 != 0)
@@ -310,8 +305,8 @@ bool validate_scale_copy(const ScaleMatrix& in, const ScaleOutput& out) {
   if (in.rows > kMaxDimension || in.cols > kMaxDimension || in.rows * in.cols > kMaxDimension)
     reject(fmt::format("at most {} scales per call (got {} x {})", kMaxDimension, in.rows, in.cols));
   if (in.rows == 0 || in.cols == 0) return false;
-  if (in.data == nullptr || out.data == nullptr) reject("in.data and out.data must be device pointers (one is null)");
-  if (addr(in.data) % 4 != 0 || addr(out.data) % 4 != 0) reject("scale pointers must be 4-byte aligned");
+  check_pointer("convert_scales", in.data, "in.data", 4);
+  check_pointer("convert_scales", out.data, "out.data", 4);
   if (in.row_stride > kMaxDimension || in.col_stride > kMaxDimension || out.row_stride > kMaxDimension ||
       out.col_stride > kMaxDimension)
     reject(fmt::format("scale strides must each be at most {}", kMaxDimension));

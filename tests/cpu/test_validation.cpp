@@ -359,3 +359,16 @@ TEST(Validation, GroupedMaskedArguments) {
     a.d.cols = 260;
   });
 }
+
+// Every operation states a missing or misaligned pointer the same way: the operation, the
+// pointer's name, and what it must be.
+TEST(Validation, OnePointerRuleForEveryOperation) {
+  const auto fake = [](uintptr_t i) { return reinterpret_cast<float*>(i << 24); };
+  const ScaleMatrix in{fake(1), 4, 4, 1, 4};
+  const ScaleOutput null_out{nullptr, 4, 4, 1, 4};
+  const ScaleOutput odd_out{reinterpret_cast<float*>(reinterpret_cast<uintptr_t>(fake(2)) + 2), 4, 4, 1, 4};
+  test::expect_invalid([&] { detail::validate_scale_copy(in, null_out); },
+                       "convert_scales: out.data is null; pass a device pointer");
+  test::expect_invalid([&] { detail::validate_scale_copy(in, odd_out); },
+                       "is not 4-byte aligned; the kernels need aligned base addresses", "convert_scales: out.data = 0x");
+}
