@@ -16,12 +16,10 @@ static_assert(kMaxDimension == fp8gemm::kMaxDimension && kMaxK1D2D == fp8gemm::k
 
 namespace {
 
-// The function whose arguments are being checked, for the messages.
-thread_local const char* t_fn = "gemm_fp8_nt";
-
+// Rejects an argument of `fn` (the public function whose arguments are checked).
 template <typename... Args>
-[[noreturn]] void bad(fmt::format_string<Args...> format, Args&&... args) {
-  fail(ErrorCode::InvalidArgument, "{}: {}", t_fn, fmt::format(format, std::forward<Args>(args)...));
+[[noreturn]] void bad(const char* fn, fmt::format_string<Args...> format, Args&&... args) {
+  fail(ErrorCode::InvalidArgument, "{}: {}", fn, fmt::format(format, std::forward<Args>(args)...));
 }
 
 uintptr_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
@@ -36,21 +34,20 @@ void check_pointer(const char* fn, const void* p, const char* name, unsigned ali
          "cudaMalloc or offset by a multiple of {} bytes)",
          fn, name, p, alignment, alignment);
 }
-void check_pointer(const void* p, const char* name, unsigned alignment) { check_pointer(t_fn, p, name, alignment); }
 
 // Leading dimensions and scale strides beyond kMaxDimension elements would overflow the
 // kernels' 32-bit coordinates and TMA's stride field.
-void check_stride(int64_t value, const char* name) {
+void check_stride(const char* fn, int64_t value, const char* name) {
   if (value > kMaxDimension)
-    bad("{} = {} is more than {}, the largest leading dimension or stride accepted (elements); copy the operand "
+    bad(fn, "{} = {} is more than {}, the largest leading dimension or stride accepted (elements); copy the operand "
         "into a tighter buffer",
         name, value, kMaxDimension);
 }
 
 template <class Scales>
-void check_scale_strides(const Scales& s, const char* name) {
+void check_scale_strides(const char* fn, const Scales& s, const char* name) {
   if (s.row_stride > kMaxDimension || s.col_stride > kMaxDimension)
-    bad("{} has strides (row {}, col {}); each must be at most {}", name, s.row_stride, s.col_stride, kMaxDimension);
+    bad(fn, "{} has strides (row {}, col {}); each must be at most {}", name, s.row_stride, s.col_stride, kMaxDimension);
 }
 
 struct Range {
@@ -75,68 +72,68 @@ Range scale_range(const Scales& s, const char* name) {
 
 namespace {
 
-// gemm_fp8_nt's rules, with t_fn already naming the caller (the grouped forms check each
-// expert's view of B through it).
-bool validate_1d2d(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
+// gemm_fp8_nt's rules, for the caller `fn` (the grouped forms check each expert's view of B
+// through it).
+bool validate_1d2d(const char* fn, const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
                    const Bf16Matrix& d) {
   const int64_t m = a.rows, k = a.cols, n = b.rows;
   // Sizes.
-  if (a.rows < 0 || a.cols < 0) bad("A has negative size [{}, {}]; sizes must be >= 0", a.rows, a.cols);
-  if (b.rows < 0 || b.cols < 0) bad("B has negative size [{}, {}]; sizes must be >= 0", b.rows, b.cols);
-  if (d.rows < 0 || d.cols < 0) bad("D has negative size [{}, {}]; sizes must be >= 0", d.rows, d.cols);
-  if (b.cols != k) bad("B is [N, K] = [{}, {}] but A is [M, K] = [{}, {}]: the K of A and B must match", b.rows, b.cols, m, k);
+  if (a.rows < 0 || a.cols < 0) bad(fn, "A has negative size [{}, {}]; sizes must be >= 0", a.rows, a.cols);
+  if (b.rows < 0 || b.cols < 0) bad(fn, "B has negative size [{}, {}]; sizes must be >= 0", b.rows, b.cols);
+  if (d.rows < 0 || d.cols < 0) bad(fn, "D has negative size [{}, {}]; sizes must be >= 0", d.rows, d.cols);
+  if (b.cols != k) bad(fn, "B is [N, K] = [{}, {}] but A is [M, K] = [{}, {}]: the K of A and B must match", b.rows, b.cols, m, k);
   if (d.rows != m || d.cols != n)
-    bad("D is [{}, {}] but must be [M, N] = [{}, {}] (M from A's rows, N from B's rows)", d.rows, d.cols, m, n);
-  if (k % 16 != 0) bad("K = {} is not a multiple of 16; FP8 rows must start 16-byte aligned (pad K with zeros)", k);
-  if (n % 8 != 0) bad("N = {} is not a multiple of 8; bf16 rows of D must start 16-byte aligned (pad N)", n);
+    bad(fn, "D is [{}, {}] but must be [M, N] = [{}, {}] (M from A's rows, N from B's rows)", d.rows, d.cols, m, n);
+  if (k % 16 != 0) bad(fn, "K = {} is not a multiple of 16; FP8 rows must start 16-byte aligned (pad K with zeros)", k);
+  if (n % 8 != 0) bad(fn, "N = {} is not a multiple of 8; bf16 rows of D must start 16-byte aligned (pad N)", n);
   if (m > kMaxDimension || n > kMaxDimension || k > kMaxDimension)
-    bad("M, N and K must be at most {} (got {}, {}, {}); split the problem", kMaxDimension, m, n, k);
+    bad(fn, "M, N and K must be at most {} (got {}, {}, {}); split the problem", kMaxDimension, m, n, k);
   if (k > kMaxK1D2D)
-    bad("K = {} is more than {}, the most these kernels take (a tile's B scales for all of K sit in shared memory); "
+    bad(fn, "K = {} is more than {}, the most these kernels take (a tile's B scales for all of K sit in shared memory); "
         "split K and add the partial products",
         k, kMaxK1D2D);
   if (m == 0 || n == 0) return false;
-  if (k == 0) bad("K = 0: an empty reduction has no scales to apply; fill D with zeros instead");
+  if (k == 0) bad(fn, "K = 0: an empty reduction has no scales to apply; fill D with zeros instead");
   if (!tile_count_fits(m, n, 1))
-    bad("M x N = {} x {} has more than {} output tiles of 64 x 16; split the call along M", m, n, kMaxTiles);
+    bad(fn, "M x N = {} x {} has more than {} output tiles of 64 x 16; split the call along M", m, n, kMaxTiles);
 
   // Pointers and leading dimensions.
-  check_pointer(a.data, "a.data", 16);
-  check_pointer(b.data, "b.data", 16);
-  check_pointer(d.data, "d.data", 16);
-  check_pointer(sa.data, "a_scales.data", 16);
-  check_pointer(sb.data, "b_scales.data", 4);
+  check_pointer(fn, a.data, "a.data", 16);
+  check_pointer(fn, b.data, "b.data", 16);
+  check_pointer(fn, d.data, "d.data", 16);
+  check_pointer(fn, sa.data, "a_scales.data", 16);
+  check_pointer(fn, sb.data, "b_scales.data", 4);
   if (a.ld < k || a.ld % 16 != 0)
-    bad("a.ld = {} must be >= K = {} and a multiple of 16 (bytes between row starts)", a.ld, k);
+    bad(fn, "a.ld = {} must be >= K = {} and a multiple of 16 (bytes between row starts)", a.ld, k);
   if (b.ld < k || b.ld % 16 != 0)
-    bad("b.ld = {} must be >= K = {} and a multiple of 16 (bytes between row starts)", b.ld, k);
+    bad(fn, "b.ld = {} must be >= K = {} and a multiple of 16 (bytes between row starts)", b.ld, k);
   if (d.ld < n || d.ld % 8 != 0)
-    bad("d.ld = {} must be >= N = {} and a multiple of 8 (16-byte row starts)", d.ld, n);
-  check_stride(a.ld, "a.ld");
-  check_stride(b.ld, "b.ld");
-  check_stride(d.ld, "d.ld");
-  check_scale_strides(sa, "a_scales");
-  check_scale_strides(sb, "b_scales");
+    bad(fn, "d.ld = {} must be >= N = {} and a multiple of 8 (16-byte row starts)", d.ld, n);
+  check_stride(fn, a.ld, "a.ld");
+  check_stride(fn, b.ld, "b.ld");
+  check_stride(fn, d.ld, "d.ld");
+  check_scale_strides(fn, sa, "a_scales");
+  check_scale_strides(fn, sb, "b_scales");
 
   // Scale layouts.
   const int64_t kb = (k + 127) / 128, nb = (n + 127) / 128;
   if (sa.rows != m || sa.cols != kb)
-    bad("a_scales is [{}, {}] but must be [M, ceil(K/128)] = [{}, {}] (one fp32 scale per row "
+    bad(fn, "a_scales is [{}, {}] but must be [M, ceil(K/128)] = [{}, {}] (one fp32 scale per row "
         "and 128-wide K block); build it with fp8gemm::per_token_scales()",
         sa.rows, sa.cols, m, kb);
   if (sa.row_stride != 1 || sa.col_stride < m || sa.col_stride % 4 != 0)
-    bad("a_scales has strides (row {}, col {}) but must be M-major: row_stride == 1 and a "
+    bad(fn, "a_scales has strides (row {}, col {}) but must be M-major: row_stride == 1 and a "
         "col_stride that is a multiple of 4 and >= M = {} (per_token_scale_stride(M) = {}). "
         "Per-token scales stored K-major ([M][ceil(K/128)]) must be transposed first",
         sa.row_stride, sa.col_stride, m, per_token_scale_stride(m));
   if (sb.rows != nb || sb.cols != kb)
-    bad("b_scales is [{}, {}] but must be [ceil(N/128), ceil(K/128)] = [{}, {}] (one fp32 scale "
+    bad(fn, "b_scales is [{}, {}] but must be [ceil(N/128), ceil(K/128)] = [{}, {}] (one fp32 scale "
         "per 128x128 block of B); build it with fp8gemm::block_scales()",
         sb.rows, sb.cols, nb, kb);
   const bool row_major = sb.col_stride == 1 && (sb.rows == 1 || sb.row_stride >= sb.cols);
   const bool col_major = sb.row_stride == 1 && (sb.cols == 1 || sb.col_stride >= sb.rows);
   if (!row_major && !col_major)
-    bad("b_scales has strides (row {}, col {}): one stride must be 1 and the other at least "
+    bad(fn, "b_scales has strides (row {}, col {}): one stride must be 1 and the other at least "
         "the extent of that dimension (row-major or column-major, no overlap)",
         sb.row_stride, sb.col_stride);
 
@@ -145,7 +142,7 @@ bool validate_1d2d(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b
   for (const Range& r : {matrix_range(a.data, m, k, a.ld, 1, "A"), matrix_range(b.data, n, k, b.ld, 1, "B"),
                          scale_range(sa, "a_scales"), scale_range(sb, "b_scales")}) {
     if (rd.begin < r.end && r.begin < rd.end)
-      bad("D overlaps {} in memory; the output must be a separate buffer", r.name);
+      bad(fn, "D overlaps {} in memory; the output must be a separate buffer", r.name);
   }
   return true;
 }
@@ -154,52 +151,51 @@ bool validate_1d2d(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b
 
 bool validate_gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b,
                           const ScaleMatrix& sb, const Bf16Matrix& d) {
-  t_fn = "gemm_fp8_nt";
-  return validate_1d2d(a, sa, b, sb, d);
+  return validate_1d2d("gemm_fp8_nt", a, sa, b, sb, d);
 }
 
 bool validate_gemm_grouped(bool masked, const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b,
                            const ScaleMatrix& sb, const Bf16Matrix& d, const int32_t* group_info, int64_t groups,
                            int64_t expected_m) {
-  t_fn = masked ? "gemm_fp8_nt_grouped_masked" : "gemm_fp8_nt_grouped_contiguous";
+  const char* fn = masked ? "gemm_fp8_nt_grouped_masked" : "gemm_fp8_nt_grouped_contiguous";
   const int64_t n = d.cols, k = a.cols;
-  if (groups < 1) bad("groups = {}: there must be at least one expert", groups);
-  if (groups > kMaxDimension) bad("groups = {} is more than {}", groups, kMaxDimension);
+  if (groups < 1) bad(fn, "groups = {}: there must be at least one expert", groups);
+  if (groups > kMaxDimension) bad(fn, "groups = {} is more than {}", groups, kMaxDimension);
   if (n < 0 || b.rows != groups * n)
-    bad("B is [{}, {}] but must be the {} experts' [N, K] matrices stacked: [groups * N, K] = [{}, {}] (N from D's "
+    bad(fn, "B is [{}, {}] but must be the {} experts' [N, K] matrices stacked: [groups * N, K] = [{}, {}] (N from D's "
         "columns)",
         b.rows, b.cols, groups, groups * n, k);
   const int64_t nb = (n + 127) / 128, kb = (k + 127) / 128;
   if (sb.rows != groups * nb || sb.cols != kb)
-    bad("b_scales is [{}, {}] but must be the experts' block scales stacked: [groups * ceil(N/128), ceil(K/128)] = "
+    bad(fn, "b_scales is [{}, {}] but must be the experts' block scales stacked: [groups * ceil(N/128), ceil(K/128)] = "
         "[{}, {}]",
         sb.rows, sb.cols, groups * nb, kb);
   if (masked) {
     if (a.rows % groups != 0)
-      bad("A has {} rows, not a multiple of groups = {}: the masked layout is [groups * max_m, K]", a.rows, groups);
+      bad(fn, "A has {} rows, not a multiple of groups = {}: the masked layout is [groups * max_m, K]", a.rows, groups);
     const int64_t max_m = a.rows / groups;
     if (max_m > 0 && (expected_m < 1 || expected_m > max_m))
-      bad("expected_m = {} must be in [1, max_m = {}] (the typical masked_m, for the kernel choice)", expected_m, max_m);
+      bad(fn, "expected_m = {} must be in [1, max_m = {}] (the typical masked_m, for the kernel choice)", expected_m, max_m);
   } else if (a.rows % kGroupedSegmentRows != 0) {
-    bad("A has {} rows, not a multiple of {}: every expert's segment starts at a multiple of {} rows (pad each "
+    bad(fn, "A has {} rows, not a multiple of {}: every expert's segment starts at a multiple of {} rows (pad each "
         "segment, marking padding rows -1 in group_of_row)",
         a.rows, kGroupedSegmentRows, kGroupedSegmentRows);
   }
   if (a.rows > 0 && n > 0 && !tile_count_fits(a.rows, n, masked ? groups : 1))
-    bad("{} rows x N = {} over {} experts have more than {} output tiles of 64 x 16; split the call", a.rows, n, groups,
+    bad(fn, "{} rows x N = {} over {} experts have more than {} output tiles of 64 x 16; split the call", a.rows, n, groups,
         kMaxTiles);
   // The dense rules on expert 0's view of B and its scales.
   const Fp8Matrix b0{b.data, n, b.cols, b.ld};
   const ScaleMatrix sb0{sb.data, nb, sb.cols, sb.row_stride, sb.col_stride};
-  if (!validate_1d2d(a, sa, b0, sb0, d)) return false;
-  check_pointer(group_info, masked ? "masked_m" : "group_of_row", 4);
+  if (!validate_1d2d(fn, a, sa, b0, sb0, d)) return false;
+  check_pointer(fn, group_info, masked ? "masked_m" : "group_of_row", 4);
   // D against all of B and its scales (the dense check saw expert 0 only), and the group data.
   const Range rd = matrix_range(d.data, d.rows, n, d.ld, 2, "D");
   const Range info{addr(group_info), addr(group_info) + static_cast<uintptr_t>((masked ? groups : a.rows) * 4),
                    masked ? "masked_m" : "group_of_row"};
   for (const Range& r : {matrix_range(b.data, b.rows, k, b.ld, 1, "B"), scale_range(sb, "b_scales"), info})
     if (rd.begin < r.end && r.begin < rd.end)
-      bad("D overlaps {} in memory; the output must be a separate buffer", r.name);
+      bad(fn, "D overlaps {} in memory; the output must be a separate buffer", r.name);
   return true;
 }
 
@@ -325,72 +321,72 @@ bool validate_scale_copy(const ScaleMatrix& in, const ScaleOutput& out) {
 namespace {
 
 // gemm_fp8_nt_wgrad's rules (groups == 0) or gemm_fp8_nt_wgrad_k_grouped's (D and C
-// [groups * M, N]), with t_fn naming the caller.
-bool validate_1d1d(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
+// [groups * M, N]), for the caller `fn`.
+bool validate_1d1d(const char* fn, const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
                    const Fp32Matrix& d, const Fp32Matrix* c, int64_t groups) {
   const int64_t m = a.rows, k = a.cols, n = b.rows;
-  if (a.rows < 0 || a.cols < 0) bad("A has negative size [{}, {}]; sizes must be >= 0", a.rows, a.cols);
-  if (b.rows < 0 || b.cols < 0) bad("B has negative size [{}, {}]; sizes must be >= 0", b.rows, b.cols);
-  if (b.cols != k) bad("B is [N, K] = [{}, {}] but A is [M, K] = [{}, {}]: the K of A and B must match", b.rows, b.cols, m, k);
+  if (a.rows < 0 || a.cols < 0) bad(fn, "A has negative size [{}, {}]; sizes must be >= 0", a.rows, a.cols);
+  if (b.rows < 0 || b.cols < 0) bad(fn, "B has negative size [{}, {}]; sizes must be >= 0", b.rows, b.cols);
+  if (b.cols != k) bad(fn, "B is [N, K] = [{}, {}] but A is [M, K] = [{}, {}]: the K of A and B must match", b.rows, b.cols, m, k);
   if (groups > 0) {
     if (d.rows != groups * m || d.cols != n)
-      bad("D is [{}, {}] but must be [groups * M, N] = [{}, {}] (the {} groups' [M, N] matrices stacked; M from A's "
+      bad(fn, "D is [{}, {}] but must be [groups * M, N] = [{}, {}] (the {} groups' [M, N] matrices stacked; M from A's "
           "rows, N from B's rows)",
           d.rows, d.cols, groups * m, n, groups);
     if (c != nullptr && (c->rows != groups * m || c->cols != n))
-      bad("C is [{}, {}] but must be [groups * M, N] = [{}, {}]", c->rows, c->cols, groups * m, n);
+      bad(fn, "C is [{}, {}] but must be [groups * M, N] = [{}, {}]", c->rows, c->cols, groups * m, n);
   } else {
     if (d.rows != m || d.cols != n)
-      bad("D is [{}, {}] but must be [M, N] = [{}, {}] (M from A's rows, N from B's rows)", d.rows, d.cols, m, n);
+      bad(fn, "D is [{}, {}] but must be [M, N] = [{}, {}] (M from A's rows, N from B's rows)", d.rows, d.cols, m, n);
     if (c != nullptr && (c->rows != m || c->cols != n))
-      bad("C is [{}, {}] but must be [M, N] = [{}, {}]", c->rows, c->cols, m, n);
+      bad(fn, "C is [{}, {}] but must be [M, N] = [{}, {}]", c->rows, c->cols, m, n);
   }
   const int64_t d_rows = d.rows;
-  if (k % 16 != 0) bad("K = {} is not a multiple of 16; FP8 rows must start 16-byte aligned (pad K with zeros)", k);
-  if (n % 4 != 0) bad("N = {} is not a multiple of 4; fp32 rows of D must start 16-byte aligned (pad N)", n);
+  if (k % 16 != 0) bad(fn, "K = {} is not a multiple of 16; FP8 rows must start 16-byte aligned (pad K with zeros)", k);
+  if (n % 4 != 0) bad(fn, "N = {} is not a multiple of 4; fp32 rows of D must start 16-byte aligned (pad N)", n);
   if (m > kMaxDimension || n > kMaxDimension || k > kMaxDimension)
-    bad("M, N and K must be at most {} (got {}, {}, {}); split the problem", kMaxDimension, m, n, k);
-  if (groups * m > kMaxDimension) bad("groups x M = {} x {} must be at most {}; split the call", groups, m, kMaxDimension);
+    bad(fn, "M, N and K must be at most {} (got {}, {}, {}); split the problem", kMaxDimension, m, n, k);
+  if (groups * m > kMaxDimension) bad(fn, "groups x M = {} x {} must be at most {}; split the call", groups, m, kMaxDimension);
   if (m == 0 || n == 0) return false;
-  if (k == 0) bad("K = 0: an empty reduction; D = C needs no GEMM (copy C into D)");
+  if (k == 0) bad(fn, "K = 0: an empty reduction; D = C needs no GEMM (copy C into D)");
   if (!tile_count_fits(std::max<int64_t>(groups, 1) * m, n, std::max<int64_t>(groups, 1)))
-    bad("{} x N = {} x {} has more than {} output tiles of 64 x 16; split the call", groups > 0 ? "groups x M" : "M",
+    bad(fn, "{} x N = {} x {} has more than {} output tiles of 64 x 16; split the call", groups > 0 ? "groups x M" : "M",
         std::max<int64_t>(groups, 1) * m, n, kMaxTiles);
-  check_pointer(a.data, "a.data", 16);
-  check_pointer(b.data, "b.data", 16);
-  check_pointer(d.data, "d.data", 16);
-  check_pointer(sa.data, "a_scales.data", 16);
-  check_pointer(sb.data, "b_scales.data", 16);
-  if (c != nullptr) check_pointer(c->data, "c->data", 16);
-  if (a.ld < k || a.ld % 16 != 0) bad("a.ld = {} must be >= K = {} and a multiple of 16", a.ld, k);
-  if (b.ld < k || b.ld % 16 != 0) bad("b.ld = {} must be >= K = {} and a multiple of 16", b.ld, k);
-  if (d.ld < n || d.ld % 4 != 0) bad("d.ld = {} must be >= N = {} and a multiple of 4 (16-byte row starts)", d.ld, n);
+  check_pointer(fn, a.data, "a.data", 16);
+  check_pointer(fn, b.data, "b.data", 16);
+  check_pointer(fn, d.data, "d.data", 16);
+  check_pointer(fn, sa.data, "a_scales.data", 16);
+  check_pointer(fn, sb.data, "b_scales.data", 16);
+  if (c != nullptr) check_pointer(fn, c->data, "c->data", 16);
+  if (a.ld < k || a.ld % 16 != 0) bad(fn, "a.ld = {} must be >= K = {} and a multiple of 16", a.ld, k);
+  if (b.ld < k || b.ld % 16 != 0) bad(fn, "b.ld = {} must be >= K = {} and a multiple of 16", b.ld, k);
+  if (d.ld < n || d.ld % 4 != 0) bad(fn, "d.ld = {} must be >= N = {} and a multiple of 4 (16-byte row starts)", d.ld, n);
   if (c != nullptr && (c->ld < n || c->ld % 4 != 0))
-    bad("c->ld = {} must be >= N = {} and a multiple of 4 (16-byte row starts)", c->ld, n);
-  check_stride(a.ld, "a.ld");
-  check_stride(b.ld, "b.ld");
-  check_stride(d.ld, "d.ld");
-  if (c != nullptr) check_stride(c->ld, "c->ld");
-  check_scale_strides(sa, "a_scales");
-  check_scale_strides(sb, "b_scales");
+    bad(fn, "c->ld = {} must be >= N = {} and a multiple of 4 (16-byte row starts)", c->ld, n);
+  check_stride(fn, a.ld, "a.ld");
+  check_stride(fn, b.ld, "b.ld");
+  check_stride(fn, d.ld, "d.ld");
+  if (c != nullptr) check_stride(fn, c->ld, "c->ld");
+  check_scale_strides(fn, sa, "a_scales");
+  check_scale_strides(fn, sb, "b_scales");
   const int64_t kb = (k + 127) / 128;
   for (const auto& [s, rows, name] : {std::tuple{&sa, m, "a_scales"}, std::tuple{&sb, n, "b_scales"}}) {
     if (s->rows != rows || s->cols != kb)
-      bad("{} is [{}, {}] but must be [{}, ceil(K/128)] = [{}, {}] (one fp32 scale per row and 128 K)", name, s->rows,
+      bad(fn, "{} is [{}, {}] but must be [{}, ceil(K/128)] = [{}, {}] (one fp32 scale per row and 128 K)", name, s->rows,
           s->cols, rows, rows, kb);
     if (s->row_stride != 1 || s->col_stride < rows || s->col_stride % 4 != 0)
-      bad("{} has strides (row {}, col {}) but must be row-index-major: row_stride == 1 and a col_stride that is a "
+      bad(fn, "{} has strides (row {}, col {}) but must be row-index-major: row_stride == 1 and a col_stride that is a "
           "multiple of 4 and >= {} (per_token_scales builds it; convert_scales converts other layouts)",
           name, s->row_stride, s->col_stride, rows);
   }
   const Range rd = matrix_range(d.data, d_rows, n, d.ld, 4, "D");
   for (const Range& r : {matrix_range(a.data, m, k, a.ld, 1, "A"), matrix_range(b.data, n, k, b.ld, 1, "B"),
                          scale_range(sa, "a_scales"), scale_range(sb, "b_scales")})
-    if (rd.begin < r.end && r.begin < rd.end) bad("D overlaps {} in memory; the output must be a separate buffer", r.name);
+    if (rd.begin < r.end && r.begin < rd.end) bad(fn, "D overlaps {} in memory; the output must be a separate buffer", r.name);
   if (c != nullptr && !(c->data == d.data && c->ld == d.ld)) {
     const Range rc = matrix_range(c->data, d_rows, n, c->ld, 4, "C");
     if (rd.begin < rc.end && rc.begin < rd.end)
-      bad("C overlaps D without being D: pass c = &d to accumulate in place, or a separate buffer");
+      bad(fn, "C overlaps D without being D: pass c = &d to accumulate in place, or a separate buffer");
   }
   return true;
 }
@@ -399,20 +395,19 @@ bool validate_1d1d(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b
 
 bool validate_gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
                                 const Fp32Matrix& d, const Fp32Matrix* c) {
-  t_fn = "gemm_fp8_nt_wgrad";
-  return validate_1d1d(a, sa, b, sb, d, c, 0);
+  return validate_1d1d("gemm_fp8_nt_wgrad", a, sa, b, sb, d, c, 0);
 }
 
 bool validate_gemm_k_grouped(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp8Matrix& b, const ScaleMatrix& sb,
                              const Fp32Matrix& d, const Fp32Matrix* c, const int32_t* group_k, int64_t groups) {
-  t_fn = "gemm_fp8_nt_wgrad_k_grouped";
-  if (groups < 1) bad("groups = {}: there must be at least one group", groups);
-  if (groups > kMaxDimension) bad("groups = {} is more than {}", groups, kMaxDimension);
-  if (!validate_1d1d(a, sa, b, sb, d, c, groups)) return false;
-  check_pointer(group_k, "group_k", 4);
+  const char* fn = "gemm_fp8_nt_wgrad_k_grouped";
+  if (groups < 1) bad(fn, "groups = {}: there must be at least one group", groups);
+  if (groups > kMaxDimension) bad(fn, "groups = {} is more than {}", groups, kMaxDimension);
+  if (!validate_1d1d(fn, a, sa, b, sb, d, c, groups)) return false;
+  check_pointer(fn, group_k, "group_k", 4);
   const Range rd = matrix_range(d.data, d.rows, d.cols, d.ld, 4, "D");
   const Range info{addr(group_k), addr(group_k) + static_cast<uintptr_t>(groups * 4), "group_k"};
-  if (rd.begin < info.end && info.begin < rd.end) bad("D overlaps group_k in memory; the output must be a separate buffer");
+  if (rd.begin < info.end && info.begin < rd.end) bad(fn, "D overlaps group_k in memory; the output must be a separate buffer");
   return true;
 }
 
