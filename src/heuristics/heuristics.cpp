@@ -67,9 +67,7 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   const int64_t group_m = (m + groups - 1) / std::max<int64_t>(groups, 1);
   const int64_t m_blocks_per_group = (group_m + c.block_m - 1) / c.block_m;
   const int64_t m_blocks = std::max<int64_t>(groups, 1) * m_blocks_per_group;
-  const int64_t pair_m = c.multicast == 2 ? 2 : 1, pair_n = c.multicast == 1 ? 2 : 1;
-  // With clusters, CTAs work on pairs of tiles (a partner past the end computes zeros).
-  const int64_t super_tiles = (m_blocks + pair_m - 1) / pair_m * ((l.n_blocks + pair_n - 1) / pair_n);
+  const int64_t super_tiles = super_tile_count(c, m_blocks, l.n_blocks);
   const int64_t slots = device.num_sms / l.cluster_size;
   const int64_t active = std::min<int64_t>(super_tiles, slots) * l.cluster_size;
   const int64_t waves = (super_tiles + slots - 1) / slots;

@@ -33,6 +33,11 @@ bool is_gemm(KernelKind kind) {
 
 bool is_1d1d(KernelKind kind) { return kind == KernelKind::Gemm1D1D || kind == KernelKind::KGrouped; }
 
+int64_t super_tile_count(const KernelConfig& c, int64_t m_blocks, int64_t n_blocks) {
+  const int64_t pair_m = c.multicast == 2 ? 2 : 1, pair_n = c.multicast == 1 ? 2 : 1;
+  return (m_blocks + pair_m - 1) / pair_m * ((n_blocks + pair_n - 1) / pair_n);
+}
+
 int grouping(KernelKind kind) {
   return kind == KernelKind::GroupedContiguous ? 1 : kind == KernelKind::GroupedMasked ? 2 : 0;
 }

@@ -106,6 +106,12 @@ struct KernelLayout {
 
 KernelLayout kernel_layout(const KernelSpec& spec);
 
+// The units a persistent grid walks for `m_blocks` x `n_blocks` output tiles: with multicast a
+// cluster takes a pair of tiles (two M blocks sharing B, or two N blocks sharing A; a partner
+// past the end computes zeros), otherwise one CTA one tile. (Split-K runs one tile on both CTAs
+// of its cluster: one unit.)
+int64_t super_tile_count(const KernelConfig& c, int64_t m_blocks, int64_t n_blocks);
+
 // Shared memory a block may use on sm_90 (227 KB), and the slack kept to align
 // the dynamic shared memory base to 1024 bytes (128-byte swizzle atoms).
 constexpr int kMaxSmemBytes = 232448;

@@ -94,9 +94,7 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
   // whole clusters: a GPC with an odd number of free SMs leaves one idle).
   const KernelConfig& c = spec.config;
   const int64_t m_blocks = (m + c.block_m - 1) / c.block_m;
-  // Multicast pairs two tiles per cluster; split-K runs one tile on both CTAs.
-  const int64_t pair_m = c.multicast == 2 ? 2 : 1, pair_n = c.multicast == 1 ? 2 : 1;
-  const int64_t super_tiles = (m_blocks + pair_m - 1) / pair_m * ((p.layout.n_blocks + pair_n - 1) / pair_n);
+  const int64_t super_tiles = super_tile_count(c, m_blocks, p.layout.n_blocks);
   // Grouped kernels: m only stands for the expected size (the real row counts live on the
   // device), so the grid covers every SM and the boxes are whole.
   const bool grouped = grouping(spec.kind) != 0 || spec.kind == KernelKind::KGrouped;
