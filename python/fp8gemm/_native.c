@@ -227,7 +227,7 @@ static struct {
   PyObject* fp32;
   PyObject* raw_stream; /* torch._C._cuda_getCurrentRawStream, or NULL where torch lacks it */
 } torch_cache;
-static PyObject *s_dtype, *s_shape, *s_stride, *s_data_ptr, *s_get_device;
+static PyObject *s_torch, *s_dtype, *s_shape, *s_stride, *s_data_ptr, *s_get_device; /* interned at import */
 
 static void torch_cache_clear(void) {
   Py_CLEAR(torch_cache.module);
@@ -240,8 +240,9 @@ static void torch_cache_clear(void) {
 
 /* 1: the cache matches the torch module in use; 0: no torch (or not a usable one); -1: error. */
 static int torch_cache_refresh(void) {
-  PyObject* torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch"); /* borrowed */
-  if (!torch) return 0;
+  /* (An interned key: this runs on every call, and GetItemString would build the string each time.) */
+  PyObject* torch = PyDict_GetItemWithError(PyImport_GetModuleDict(), s_torch); /* borrowed */
+  if (!torch) return PyErr_Occurred() ? -1 : 0;
   if (torch == torch_cache.module) return torch_cache.tensor_type ? 1 : 0;
   torch_cache_clear();
   Py_INCREF(torch);
@@ -313,7 +314,9 @@ static PyObject* gemm_fp8_nt_torch(PyObject* self, PyObject* const* args, Py_ssi
     return NULL;
   }
   if (check_loaded() < 0) return NULL;
-  if (torch_cache_refresh() <= 0) Py_RETURN_NONE;
+  const int torch_state = torch_cache_refresh();
+  if (torch_state < 0) return NULL;
+  if (torch_state == 0) Py_RETURN_NONE;
   int64_t va[5], vsa[5], vb[5], vsb[5], vd[5];
   long dev[5];
   if (!read_tensor(args[0], torch_cache.fp8, va, &dev[0]) || !read_tensor(args[1], torch_cache.fp32, vsa, &dev[1]) ||
@@ -851,7 +854,8 @@ PyMODINIT_FUNC PyInit__native(void) {
   s_stride = PyUnicode_InternFromString("stride");
   s_data_ptr = PyUnicode_InternFromString("data_ptr");
   s_get_device = PyUnicode_InternFromString("get_device");
-  if (!s_dtype || !s_shape || !s_stride || !s_data_ptr || !s_get_device) {
+  s_torch = PyUnicode_InternFromString("torch");
+  if (!s_dtype || !s_shape || !s_stride || !s_data_ptr || !s_get_device || !s_torch) {
     Py_DECREF(m);
     return NULL;
   }
