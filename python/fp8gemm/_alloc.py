@@ -34,3 +34,17 @@ def empty_strided(like, shape, strides, dtype, fn, what):
     storage = torch.empty(elements,
                           dtype=getattr(torch, _TORCH_DTYPES[dtype]), device=like.device)
     return storage.as_strided(shape, strides)
+
+
+def fp8_leading_dimension(cols):
+    """Row stride of an e4m3 matrix the package allocates: cols rounded up to 16 bytes, the
+    alignment TMA (and so every GEMM) needs of each row."""
+    return (cols + 15) // 16 * 16
+
+
+def empty_fp8(like, rows, cols, fn, what):
+    """A new [rows, cols] e4m3 tensor whose rows start 16 bytes apart (padded when cols % 16)."""
+    torch = _torch_for(like, fn, what)
+    return torch.empty_strided((rows, cols), (fp8_leading_dimension(cols), 1), dtype=torch.float8_e4m3fn,
+                               device=like.device)
+

@@ -325,8 +325,13 @@ static PyObject* gemm_fp8_nt_torch(PyObject* self, PyObject* const* args, Py_ssi
     Py_RETURN_NONE;
   for (int i = 1; i < 5; ++i)
     if (dev[i] != dev[0]) Py_RETURN_NONE;
-  /* Matrices: rows contiguous and more than one row (the Python path settles the rest). */
-  if (va[4] != 1 || vb[4] != 1 || vd[4] != 1 || va[1] < 2 || vb[1] < 2 || vd[1] < 2) Py_RETURN_NONE;
+  /* Matrices: rows contiguous, at least one row (the Python path settles the rest). A single
+   * row's stride(0) is arbitrary in torch: its leading dimension is then taken as its columns
+   * (or the stride, if larger), as the Python path does. */
+  if (va[4] != 1 || vb[4] != 1 || vd[4] != 1 || va[1] < 1 || vb[1] < 1 || vd[1] < 1) Py_RETURN_NONE;
+  if (va[1] == 1 && va[3] < va[2]) va[3] = va[2];
+  if (vb[1] == 1 && vb[3] < vb[2]) vb[3] = vb[2];
+  if (vd[1] == 1 && vd[3] < vd[2]) vd[3] = vd[2];
   int64_t stream_value = 0;
   PyObject* stream = args[5];
   if (stream == Py_None) {

@@ -1,13 +1,14 @@
 """Quantizers and layout conversions (fp8gemm_quantize_* of the C API).
 
 Each returns (fp8 tensor, scales) in the layouts the GEMMs read. Outputs passed as None are
-allocated with torch when the input is a torch tensor (e4m3 as torch.float8_e4m3fn, scales
-with the padded strides of per_token_scale_shape / block_scale_shape); otherwise pass them.
+allocated with torch when the input is a torch tensor (e4m3 as torch.float8_e4m3fn with rows
+16 bytes apart, i.e. padded when the columns are not a multiple of 16; scales with the padded
+strides of per_token_scale_shape / block_scale_shape); otherwise pass them.
 pow2_scales rounds each scale up to a power of two (dequantization is then exact).
 """
 
 from . import _native
-from ._alloc import empty, empty_strided
+from ._alloc import empty_fp8, empty_strided
 from ._layouts import block_scale_shape, per_token_scale_shape
 from ._operands import Operands
 from ._tensors import BF16, FP8
@@ -18,7 +19,7 @@ def _quantize(native, fn, x, out, scales, out_shape, scale_layout, pow2_scales, 
     xi = ops.matrix("x", x, BF16)
     rows, cols = xi[1], xi[2]
     if out is None:
-        out = empty(x, out_shape(rows, cols), "e4m3", fn, "out")
+        out = empty_fp8(x, *out_shape(rows, cols), fn, "out")
     if scales is None:
         shape, strides = scale_layout(rows, cols)
         scales = empty_strided(x, shape, strides, "fp32", fn, "scales")
@@ -59,7 +60,7 @@ def transpose_fp8_block_scaled(w, w_scales, out=None, out_scales=None, *, stream
     wsi = ops.scales("w_scales", w_scales)
     n, k = wi[1], wi[2]
     if out is None:
-        out = empty(w, (k, n), "e4m3", fn, "out")
+        out = empty_fp8(w, k, n, fn, "out")
     if out_scales is None:
         shape, strides = block_scale_shape(k, n)
         out_scales = empty_strided(w, shape, strides, "fp32", fn, "out_scales")

@@ -71,6 +71,12 @@ def empty(shape, dtype=None, device=None):
     return t
 
 
+def empty_strided(shape, strides, dtype=None, device=None):
+    t = Tensor(tuple(shape), dtype, device, tuple(strides))
+    allocations.append(t)
+    return t
+
+
 class _Stream:
     def __init__(self, handle):
         self.cuda_stream = handle

@@ -458,6 +458,20 @@ class TorchFastPathTest(unittest.TestCase):
                 fp8gemm.gemm_fp8_nt(*self.operands(k=250))
             self.assertIn("K = 250 is not a multiple of 16", str(cm.exception))
 
+    def test_a_single_row_reaches_the_library_from_c(self):
+        # Decode (M = 1): torch leaves a one-row tensor's stride(0) arbitrary; it is not the
+        # leading dimension the library checks (which would fail here).
+        t = self.torch
+        a, sa, b, sb, _ = self.operands()
+        cuda = t.device("cuda", 1)
+        one = t.Tensor((1, 512), t.float8_e4m3fn, cuda, (3, 1))
+        one_scale = t.Tensor((1, 4), t.float32, cuda, (1, 4))
+        out = t.Tensor((1, 256), t.bfloat16, cuda, (1, 1))
+        with t.installed():
+            self.forbid_python_path()
+            with self.assertRaises(NO_GPU):
+                fp8gemm.gemm_fp8_nt(one, one_scale, b, sb, out)
+
     def test_anything_else_takes_the_python_path(self):
         t = self.torch
         with t.installed():
