@@ -510,11 +510,23 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
     for (int st = first_super;; st += super_step) {
       int m_block, n_block;
       int tile_rows_left;  // rows of the tile below its store limit (masked: below masked_m)
+      // Contiguous: the expert index of this thread's two rows per wave, loaded now and read
+      // in the epilogue (which zeroes padding rows), so that its latency hides behind the K
+      // loop instead of stalling both warpgroups at the end of every tile.
+      int row_group[kGrouping == 1 ? kWaves : 1][2];
       {
         TileRows tr;
         if (!next_tile(walk, st, m_block, n_block, tr)) break;
         if (!tr.active) continue;
         tile_rows_left = tr.limit - tr.row0;
+        if constexpr (kGrouping == 1) {
+#pragma unroll
+          for (int w = 0; w < kWaves; ++w) {
+            const int r = tr.row0 + wg_row0 + w * 64 + wave_row;
+            row_group[w][0] = ldg_s32(group_info + r);
+            row_group[w][1] = ldg_s32(group_info + r + 8);
+          }
+        }
       }
 #pragma unroll
       for (int w = 0; w < kWaves; ++w)
@@ -717,8 +729,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         // Padding rows (group index outside [0, groups)) are stored as zeros.
 #pragma unroll
         for (int w = 0; w < kWaves; ++w) {
-          const int r = tr.row0 + wg_row0 + w * 64 + wave_row;
-          const int g0 = ldg_s32(group_info + r), g1 = ldg_s32(group_info + r + 8);
+          const int g0 = row_group[w][0], g1 = row_group[w][1];
           const bool keep0 = g0 >= 0 && g0 < groups, keep1 = g1 >= 0 && g1 < groups;
 #pragma unroll
           for (int i = 0; i < kChunks; ++i) {

@@ -1,8 +1,9 @@
 """Host time per call of fp8gemm's GEMM from Python, with the GPU kept busy so that only the
 enqueue counts: a torch.cuda._sleep kernel long enough to outlast the timed loop, then N calls
-timed with time.perf_counter; the median over several repetitions, in microseconds.
+timed with time.perf_counter; the median over several repetitions (the paths taking turns
+within each), in microseconds.
 
-    python3 python/benchmarks/call_overhead.py [--calls 200] [--repeats 7] [--json FILE]
+    python3 python/benchmarks/call_overhead.py [--calls 200] [--repeats 15] [--json FILE]
 
 Paths timed (warm: kernels compiled and loaded before):
   fast path      fp8gemm.gemm_fp8_nt(a, sa, b, sb, out)           (read in C, _native.c)
@@ -28,20 +29,24 @@ import fp8gemm
 import fp8gemm.ops  # noqa: F401  (torch.ops.fp8gemm)
 
 
-def host_us(fn, calls, repeats):
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(repeats):
-        torch.cuda._sleep(100_000_000)  # ~50 ms of GPU time: every call below only enqueues
-        t0 = time.perf_counter()
-        for _ in range(calls):
+def host_us(paths, calls, repeats):
+    """{name: (median, min)} microseconds per call of each path; the paths take turns within
+    each repetition, so that all see the same state of the machine."""
+    for fn in paths.values():
+        for _ in range(20):
             fn()
-        t1 = time.perf_counter()
-        samples.append((t1 - t0) / calls * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(samples), min(samples)
+    torch.cuda.synchronize()
+    samples = {name: [] for name in paths}
+    for _ in range(repeats):
+        for name, fn in paths.items():
+            torch.cuda._sleep(100_000_000)  # ~50 ms of GPU time: every call below only enqueues
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            t1 = time.perf_counter()
+            samples[name].append((t1 - t0) / calls * 1e6)
+            torch.cuda.synchronize()
+    return {name: (statistics.median(v), min(v)) for name, v in samples.items()}
 
 
 def scaled_mm_call(qa, sa, qb, sb, out_dtype):
@@ -66,7 +71,7 @@ def scaled_mm_call(qa, sa, qb, sb, out_dtype):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--breakdown", action="store_true", help="also time the fast path's parts")
     args = parser.parse_args()
@@ -97,12 +102,11 @@ def main():
             raw_stream = torch._C._cuda_getCurrentRawStream
             paths["part: tensor attributes"] = read_attributes
             paths["part: current stream"] = lambda: raw_stream(0)
-            paths["part: library call"] = lambda: _native.gemm_fp8_nt(*fields, 0, 0, *_ops._NO_CONFIG, stream)
+            paths["part: library call"] = lambda: _native.gemm_fp8_nt_fields(*fields, 0, 0, *_ops._NO_CONFIG, stream)
         scaled = scaled_mm_call(qa, sa, qb, sb, torch.bfloat16)
         if scaled is not None:
             paths["torch._scaled_mm"] = scaled
-        for name, fn in paths.items():
-            median, best = host_us(fn, args.calls, args.repeats)
+        for name, (median, best) in host_us(paths, args.calls, args.repeats).items():
             rows.append({"m": m, "n": n, "k": k, "path": name, "median_us": median, "min_us": best})
             print(f"{m:5d} x {n:5d} x {k:5d}  {name:24s} {median:7.2f} us per call (min {best:.2f})")
     if args.json:

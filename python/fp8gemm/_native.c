@@ -219,6 +219,67 @@ static PyObject* gemm_fp8_nt(PyObject* self, PyObject* const* args, Py_ssize_t n
  * type and dtypes are looked up from sys.modules["torch"] and kept until that module object
  * changes; torch is never imported from here. */
 
+/* ---- DLPack's C exchange table (dlpack.h, DLPack >= 1.2), declared here by its ABI ----
+ * A tensor library may publish, as the type attribute __dlpack_c_exchange_api__ (a PyCapsule
+ * named "dlpack_exchange_api"; earlier spelling __c_dlpack_exchange_api__, also as an int
+ * address), a static table of C functions. dltensor_from_py_object_no_sync fills a DLTensor
+ * that views a tensor's metadata (valid while the object lives) without any Python call, and
+ * current_work_stream gives the stream the framework would run on: the two things the fast
+ * path needs, at a C call each instead of five Python calls per tensor. */
+typedef struct {
+  int32_t device_type; /* kDLCUDA = 2 */
+  int32_t device_id;
+} dl_device;
+typedef struct {
+  uint8_t code; /* kDLFloat 2, kDLBfloat 4, kDLFloat8_e4m3fn 10 */
+  uint8_t bits;
+  uint16_t lanes;
+} dl_dtype;
+typedef struct {
+  void* data;
+  dl_device device;
+  int32_t ndim;
+  dl_dtype dtype;
+  int64_t* shape;
+  int64_t* strides; /* in elements */
+  uint64_t byte_offset;
+} dl_tensor;
+typedef struct {
+  uint32_t major, minor;
+} dl_version;
+typedef struct dl_exchange_api {
+  dl_version version;
+  const struct dl_exchange_api* prev_version_api;
+  void* managed_tensor_allocator;
+  void* managed_tensor_from_py_object_no_sync;
+  void* managed_tensor_to_py_object_no_sync;
+  int (*dltensor_from_py_object_no_sync)(void* py_object, dl_tensor* out);
+  int (*current_work_stream)(int32_t device_type, int32_t device_id, void** out_stream);
+} dl_exchange_api;
+
+/* The table of a tensor type, or NULL (no Python error left set) when it has none usable. */
+static const dl_exchange_api* exchange_api_of(PyObject* type) {
+  static const char* names[] = {"__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"};
+  for (int i = 0; i < 2; ++i) {
+    PyObject* v = PyObject_GetAttrString(type, names[i]);
+    if (!v) {
+      PyErr_Clear();
+      continue;
+    }
+    const dl_exchange_api* api = NULL;
+    if (PyCapsule_CheckExact(v))
+      api = (const dl_exchange_api*)PyCapsule_GetPointer(v, "dlpack_exchange_api");
+    else if (PyLong_Check(v))
+      api = (const dl_exchange_api*)PyLong_AsVoidPtr(v);
+    Py_DECREF(v);
+    PyErr_Clear();
+    /* Major version 1 (the layout above), walking to an older table if this one is newer. */
+    while (api && api->version.major > 1) api = api->prev_version_api;
+    if (api && api->version.major == 1 && api->dltensor_from_py_object_no_sync && api->current_work_stream) return api;
+  }
+  return NULL;
+}
+
 static struct {
   PyObject* module; /* the sys.modules["torch"] the entries below come from (a strong reference) */
   PyObject* tensor_type;
@@ -226,6 +287,7 @@ static struct {
   PyObject* bf16;
   PyObject* fp32;
   PyObject* raw_stream; /* torch._C._cuda_getCurrentRawStream, or NULL where torch lacks it */
+  const dl_exchange_api* exchange; /* torch.Tensor's DLPack exchange table, or NULL */
 } torch_cache;
 static PyObject *s_torch, *s_dtype, *s_shape, *s_stride, *s_data_ptr, *s_get_device; /* interned at import */
 
@@ -236,6 +298,7 @@ static void torch_cache_clear(void) {
   Py_CLEAR(torch_cache.bf16);
   Py_CLEAR(torch_cache.fp32);
   Py_CLEAR(torch_cache.raw_stream);
+  torch_cache.exchange = NULL;
 }
 
 /* 1: the cache matches the torch module in use; 0: no torch (or not a usable one); -1: error. */
@@ -257,6 +320,7 @@ static int torch_cache_refresh(void) {
     Py_CLEAR(torch_cache.tensor_type); /* this module stays cached as "no fast path" */
     return 0;
   }
+  torch_cache.exchange = exchange_api_of(torch_cache.tensor_type);
   PyObject* c = PyObject_GetAttrString(torch, "_C");
   if (c) {
     torch_cache.raw_stream = PyObject_GetAttrString(c, "_cuda_getCurrentRawStream");
@@ -278,10 +342,34 @@ static int read_pair(PyObject* t, int64_t* x, int64_t* y) {
   return 1;
 }
 
+/* read_tensor through the DLPack exchange table: the same fields from one C call (the dtype
+ * checked by its DLPack code against the torch dtype object asked for). 0: not read this way
+ * (no error left set); the attribute path below then decides. */
+static int read_tensor_dlpack(PyObject* t, PyObject* dtype, int64_t* v, long* device) {
+  dl_tensor dl;
+  if (torch_cache.exchange->dltensor_from_py_object_no_sync(t, &dl) != 0) {
+    PyErr_Clear();
+    return 0;
+  }
+  const int want_code = dtype == torch_cache.fp8 ? 10 : dtype == torch_cache.fp32 ? 2 : 4;
+  const int want_bits = dtype == torch_cache.fp8 ? 8 : dtype == torch_cache.fp32 ? 32 : 16;
+  if (dl.device.device_type != 2 || dl.ndim != 2 || dl.dtype.code != want_code || dl.dtype.bits != want_bits ||
+      dl.dtype.lanes != 1 || !dl.shape || !dl.strides)
+    return 0;
+  v[0] = (int64_t)((uintptr_t)dl.data + dl.byte_offset);
+  v[1] = dl.shape[0];
+  v[2] = dl.shape[1];
+  v[3] = dl.strides[0];
+  v[4] = dl.strides[1];
+  *device = dl.device.device_id;
+  return 1;
+}
+
 /* v = {data, rows, cols, stride0, stride1} and the device index of a torch tensor of `dtype`;
  * 1 when read, 0 when the tensor is not the plain case (no Python error is left set). */
 static int read_tensor(PyObject* t, PyObject* dtype, int64_t* v, long* device) {
   if (Py_TYPE(t) != (PyTypeObject*)torch_cache.tensor_type) return 0;
+  if (torch_cache.exchange && read_tensor_dlpack(t, dtype, v, device)) return 1;
   PyObject* d = PyObject_GetAttr(t, s_dtype);
   const int same_dtype = d == dtype;
   Py_XDECREF(d);
@@ -334,7 +422,11 @@ static PyObject* gemm_fp8_nt_torch(PyObject* self, PyObject* const* args, Py_ssi
   if (vd[1] == 1 && vd[3] < vd[2]) vd[3] = vd[2];
   int64_t stream_value = 0;
   PyObject* stream = args[5];
-  if (stream == Py_None) {
+  if (stream == Py_None && torch_cache.exchange) {
+    void* current = NULL;
+    if (torch_cache.exchange->current_work_stream(2, (int32_t)dev[0], &current) != 0) return NULL;
+    stream_value = (int64_t)(uintptr_t)current;
+  } else if (stream == Py_None) {
     if (!torch_cache.raw_stream) Py_RETURN_NONE;
     PyObject* index = PyLong_FromLong(dev[0]);
     PyObject* handle = index ? PyObject_CallOneArg(torch_cache.raw_stream, index) : NULL;
@@ -358,6 +450,49 @@ static PyObject* gemm_fp8_nt_torch(PyObject* self, PyObject* const* args, Py_ssi
   if (status != FP8GEMM_SUCCESS) return raise_status(status);
   Py_INCREF(args[4]);
   return args[4];
+}
+
+/* The public fp8gemm.gemm_fp8_nt(a, a_scales, b, b_scales, out=None, *, config=None,
+ * b_constant=False, stream=None): the plain torch case (out given, only `out` and `stream` as
+ * keywords) goes straight to gemm_fp8_nt_torch; everything else, and whatever that does not
+ * take, to the Python implementation registered by _ops.py (set_gemm_fallback). One Python
+ * call less per GEMM than a Python function in front of the fast path. */
+static PyObject* gemm_fallback;
+static PyObject *s_out, *s_stream_kw; /* interned keyword names */
+
+static PyObject* set_gemm_fallback(PyObject* self, PyObject* f) {
+  (void)self;
+  if (!PyCallable_Check(f)) {
+    PyErr_SetString(PyExc_TypeError, "set_gemm_fallback needs a callable");
+    return NULL;
+  }
+  Py_INCREF(f);
+  Py_XSETREF(gemm_fallback, f);
+  Py_RETURN_NONE;
+}
+
+static PyObject* gemm_fp8_nt_entry(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  PyObject *out = nargs >= 5 ? args[4] : NULL, *stream = Py_None;
+  int plain = nargs == 4 || nargs == 5;
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nkw && plain; ++i) {
+    PyObject* name = PyTuple_GET_ITEM(kwnames, i);
+    if (name == s_out && !out) out = args[nargs + i];
+    else if (name == s_stream_kw) stream = args[nargs + i];
+    else plain = 0; /* another keyword (or a non-interned spelling): the Python path sorts it out */
+  }
+  if (plain && out && out != Py_None) {
+    PyObject* fast[6] = {args[0], args[1], args[2], args[3], out, stream};
+    PyObject* r = gemm_fp8_nt_torch(self, fast, 6);
+    if (r != Py_None) return r; /* out, or NULL with the library's error set */
+    Py_DECREF(r);
+  }
+  if (!gemm_fallback) {
+    PyErr_SetString(PyExc_RuntimeError, "fp8gemm: gemm_fp8_nt has no Python implementation registered");
+    return NULL;
+  }
+  return PyObject_Vectorcall(gemm_fallback, args, nargsf, kwnames);
 }
 
 /* gemm_fp8_nt_wgrad(22 operands, has_c, c[4], stream). */
@@ -811,7 +946,16 @@ static PyObject* tune(PyObject* self, PyObject* args) {
 static PyMethodDef methods[] = {
     {"open_library", open_library, METH_O, "open_library(path): dlopen the library and resolve its C API."},
     {"set_error_classes", set_error_classes, METH_O, "set_error_classes(tuple): exception class per status."},
-    {"gemm_fp8_nt", (PyCFunction)(void (*)(void))gemm_fp8_nt, METH_FASTCALL, NULL},
+    {"gemm_fp8_nt_fields", (PyCFunction)(void (*)(void))gemm_fp8_nt, METH_FASTCALL, NULL},
+    {"gemm_fp8_nt", (PyCFunction)(void (*)(void))gemm_fp8_nt_entry, METH_FASTCALL | METH_KEYWORDS,
+     "gemm_fp8_nt($module, a, a_scales, b, b_scales, out=None, *, config=None, b_constant=False, stream=None)\n--\n\n"
+     "out [M, N] bf16 = a [M, K] x b [N, K]^T, with a's per-token (1x128) scales and b's per-block\n"
+     "(128x128) scales. Returns out (allocated when None and a is a torch tensor).\n\n"
+     "config: a KernelConfig (or dict) to run exactly that kernel; b_constant: b and b_scales are\n"
+     "not written by anything still running on the stream (the C API's GemmOptions). stream: None\n"
+     "(the current torch stream of the operands' device for torch tensors, else the legacy default\n"
+     "stream), an int CUstream, or an object with cuda_stream / __cuda_stream__."},
+    {"set_gemm_fallback", set_gemm_fallback, METH_O, "set_gemm_fallback(f): gemm_fp8_nt_entry's Python path."},
     {"gemm_fp8_nt_torch", (PyCFunction)(void (*)(void))gemm_fp8_nt_torch, METH_FASTCALL,
      "gemm_fp8_nt_torch(a, a_scales, b, b_scales, out, stream): out, or None when not the plain torch case."},
     {"gemm_fp8_nt_wgrad", (PyCFunction)(void (*)(void))gemm_fp8_nt_wgrad, METH_FASTCALL, NULL},
@@ -860,7 +1004,9 @@ PyMODINIT_FUNC PyInit__native(void) {
   s_data_ptr = PyUnicode_InternFromString("data_ptr");
   s_get_device = PyUnicode_InternFromString("get_device");
   s_torch = PyUnicode_InternFromString("torch");
-  if (!s_dtype || !s_shape || !s_stride || !s_data_ptr || !s_get_device || !s_torch) {
+  s_out = PyUnicode_InternFromString("out");
+  s_stream_kw = PyUnicode_InternFromString("stream");
+  if (!s_dtype || !s_shape || !s_stride || !s_data_ptr || !s_get_device || !s_torch || !s_out || !s_stream_kw) {
     Py_DECREF(m);
     return NULL;
   }

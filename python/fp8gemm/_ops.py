@@ -25,18 +25,8 @@ def _gemm_operands(ops, a, a_scales, b, b_scales, stacked_a=False, stacked_b=Fal
             + ops.matrix("b", b, FP8, stacked_b) + ops.scales("b_scales", b_scales, stacked_b))
 
 
-def gemm_fp8_nt(a, a_scales, b, b_scales, out=None, *, config=None, b_constant=False, stream=None):
-    """out [M, N] bf16 = a [M, K] x b [N, K]^T, with a's per-token (1x128) scales and b's
-    per-block (128x128) scales. Returns out (allocated when None and a is a torch tensor).
-
-    config: a KernelConfig (or dict) to run exactly that kernel; b_constant: b and b_scales
-    are not written by anything still running on the stream (the C API's GemmOptions)."""
-    if out is not None and config is None and not b_constant:
-        # torch tensors in the plain case are read in C (see gemm_fp8_nt_torch in _native.c);
-        # anything else (None back) takes the path below, which names what is wrong.
-        done = _native.gemm_fp8_nt_torch(a, a_scales, b, b_scales, out, stream)
-        if done is not None:
-            return done
+def _gemm_fp8_nt(a, a_scales, b, b_scales, out=None, *, config=None, b_constant=False, stream=None):
+    """gemm_fp8_nt's Python path (see gemm_fp8_nt below)."""
     ops = Operands("gemm_fp8_nt", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales)
     if out is None:
@@ -44,12 +34,19 @@ def gemm_fp8_nt(a, a_scales, b, b_scales, out=None, *, config=None, b_constant=F
     d = ops.matrix("out", out, BF16)
     if config is None:
         mode = 1 if b_constant else 0  # 1: the call with options, 0: the plain one
-        _native.gemm_fp8_nt(*fields, *d, mode, mode, *_NO_CONFIG, ops.stream)
+        _native.gemm_fp8_nt_fields(*fields, *d, mode, mode, *_NO_CONFIG, ops.stream)
     else:
         if b_constant:
             raise invalid_argument("gemm_fp8_nt: config and b_constant cannot be combined")
-        _native.gemm_fp8_nt(*fields, *d, 2, 0, *as_config(config).fields(), ops.stream)
+        _native.gemm_fp8_nt_fields(*fields, *d, 2, 0, *as_config(config).fields(), ops.stream)
     return out
+
+
+# The entry point is C (gemm_fp8_nt_entry in _native.c, with the docstring): plain torch tensors
+# with `out` (and at most `stream` as another keyword) are read there and go straight to the
+# library; every other call, and any the C code does not take, continues in _gemm_fp8_nt above.
+_native.set_gemm_fallback(_gemm_fp8_nt)
+gemm_fp8_nt = _native.gemm_fp8_nt
 
 
 def _accumulator(ops, out, c, stacked=False):

@@ -406,7 +406,9 @@ class TorchPathTest(unittest.TestCase):
             b, sb = self.cuda((n, k), t.float8_e4m3fn), self.cuda((2, 4), t.float32)
             out = fp8gemm.gemm_fp8_nt(a, sa, b, sb)
             self.assertEqual((out.shape, out.dtype), ((m, n), t.bfloat16))
-            fp8gemm.gemm_fp8_nt(a, sa, b, sb, out, stream=0x5000)
+            # (b_constant given: the Python path, which this test records; the plain call with
+            # out would go from C to the library, see TorchFastPathTest.)
+            fp8gemm.gemm_fp8_nt(a, sa, b, sb, out, stream=0x5000, b_constant=False)
             with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
                 fp8gemm.gemm_fp8_nt(a, sa, b, sb, self.cuda((m, n), t.bfloat16, index=0))
             self.assertIn("cuda:0", str(cm.exception))
@@ -457,6 +459,57 @@ class TorchFastPathTest(unittest.TestCase):
             with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
                 fp8gemm.gemm_fp8_nt(*self.operands(k=250))
             self.assertIn("K = 250 is not a multiple of 16", str(cm.exception))
+
+    def test_out_and_stream_as_keywords_stay_on_the_fast_path(self):
+        import inspect
+        self.assertEqual(list(inspect.signature(fp8gemm.gemm_fp8_nt).parameters),
+                         ["a", "a_scales", "b", "b_scales", "out", "config", "b_constant", "stream"])
+        with self.torch.installed():
+            self.forbid_python_path()
+            a, sa, b, sb, out = self.operands()
+            with self.assertRaises(NO_GPU):
+                fp8gemm.gemm_fp8_nt(a, sa, b, sb, out=out)
+            with self.assertRaises(NO_GPU):
+                fp8gemm.gemm_fp8_nt(a, sa, b, sb, out=out, stream=0)
+            with self.assertRaises(AssertionError):  # any other keyword: the Python path
+                fp8gemm.gemm_fp8_nt(a, sa, b, sb, out=out, config=None)
+            with self.assertRaises(TypeError):  # what a Python function would say
+                fp8gemm.gemm_fp8_nt(a, sa, b, sb, out, out=out)
+
+    def test_the_dlpack_exchange_table_replaces_the_attribute_reads(self):
+        # torch >= 2.10 publishes DLPack's C exchange table on torch.Tensor: the fast path then
+        # reads each tensor and the current stream through it (a fresh interpreter: the package
+        # looks at a torch module's table once).
+        r = run_python("""
+            import sys
+            sys.path.insert(0, %r)
+            import fake_exchange, fake_torch, fp8gemm
+            from fp8gemm import _ops
+            fake_exchange.install(fake_torch.Tensor)
+            def forbidden(*args, **kwargs):
+                raise AssertionError("the Python operand path ran")
+            _ops.Operands = forbidden
+            t, cuda = fake_torch, fake_torch.device("cuda", 1)
+            ops = (t.Tensor((64, 512), t.float8_e4m3fn, cuda), t.Tensor((64, 4), t.float32, cuda, (1, 64)),
+                   t.Tensor((256, 512), t.float8_e4m3fn, cuda), t.Tensor((2, 4), t.float32, cuda),
+                   t.Tensor((64, 256), t.bfloat16, cuda))
+            with t.installed():
+                try:
+                    fp8gemm.gemm_fp8_nt(*ops)
+                except (fp8gemm.NoDriverError, fp8gemm.NoDeviceError):
+                    pass
+                try:  # A of K = 500: the library's own check, on the sizes the table reported
+                    fp8gemm.gemm_fp8_nt(t.Tensor((64, 500), t.float8_e4m3fn, cuda), *ops[1:])
+                except fp8gemm.InvalidArgumentError as e:
+                    print("invalid:", "[M, K] = [64, 500]" in str(e))
+            kinds = [c[0] for c in fake_exchange.calls]
+            print("tensors read:", kinds.count("dltensor"), "streams:", [c[1:] for c in fake_exchange.calls if c[0] == "stream"])
+        """ % os.path.dirname(os.path.abspath(__file__)))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("invalid: True", r.stdout)
+        # Two calls of five tensors each; the current stream of cuda:1 asked at each call.
+        self.assertIn("tensors read: 10", r.stdout)
+        self.assertIn("streams: [(2, 1), (2, 1)]", r.stdout)
 
     def test_a_single_row_reaches_the_library_from_c(self):
         # Decode (M = 1): torch leaves a one-row tensor's stride(0) arbitrary; it is not the
