@@ -149,37 +149,27 @@ def _(a, a_scales, b, b_scales, out, group_k, accumulate):
 
 # ---- quantizers ----------------------------------------------------------------------------
 
-@_op("quantize_per_token")
-def quantize_per_token(x: Tensor, pow2_scales: bool = False) -> tuple[Tensor, Tensor]:
-    return _quantize.quantize_per_token(x, pow2_scales=pow2_scales)
+def _quantizer(name, layout):
+    """The operator over the package's quantizer `name`; layout(x) gives (rows, cols, scale
+    layout) of its outputs for an input x."""
+    function = getattr(_quantize, name)
+
+    @_op(name)
+    def op(x: Tensor, pow2_scales: bool = False) -> tuple[Tensor, Tensor]:
+        return function(x, pow2_scales=pow2_scales)
+
+    @op.register_fake
+    def _(x, pow2_scales=False):
+        rows, cols, scales = layout(*x.shape)
+        return _quantized(x, rows, cols, scales, name)
+
+    return op
 
 
-@quantize_per_token.register_fake
-def _(x, pow2_scales=False):
-    m, k = x.shape
-    return _quantized(x, m, k, per_token_scale_shape(m, k), "quantize_per_token")
-
-
-@_op("quantize_per_block")
-def quantize_per_block(x: Tensor, pow2_scales: bool = False) -> tuple[Tensor, Tensor]:
-    return _quantize.quantize_per_block(x, pow2_scales=pow2_scales)
-
-
-@quantize_per_block.register_fake
-def _(x, pow2_scales=False):
-    n, k = x.shape
-    return _quantized(x, n, k, block_scale_shape(n, k), "quantize_per_block")
-
-
-@_op("quantize_transposed_per_token")
-def quantize_transposed_per_token(x: Tensor, pow2_scales: bool = False) -> tuple[Tensor, Tensor]:
-    return _quantize.quantize_transposed_per_token(x, pow2_scales=pow2_scales)
-
-
-@quantize_transposed_per_token.register_fake
-def _(x, pow2_scales=False):
-    t, h = x.shape
-    return _quantized(x, h, t, per_token_scale_shape(h, t), "quantize_transposed_per_token")
+quantize_per_token = _quantizer("quantize_per_token", lambda m, k: (m, k, per_token_scale_shape(m, k)))
+quantize_per_block = _quantizer("quantize_per_block", lambda n, k: (n, k, block_scale_shape(n, k)))
+quantize_transposed_per_token = _quantizer("quantize_transposed_per_token",
+                                           lambda t, h: (h, t, per_token_scale_shape(h, t)))
 
 
 @_op("transpose_fp8_block_scaled")
