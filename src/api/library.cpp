@@ -5,6 +5,7 @@
 
 #include "compiler/nvrtc_compiler.hpp"
 #include "driver/driver_api.hpp"
+#include "families/family.hpp"
 #include "fp8gemm/version.hpp"
 #include "tuning/settings.hpp"
 #include "tuning/tuning_db.hpp"
@@ -160,62 +161,52 @@ KernelKind kernel_kind_of(GemmKind kind, const char* fn) {
 }
 
 void check_gemm_shape(const GemmShape& s, const char* fn) {
-  const KernelKind kind = kernel_kind_of(s.kind, fn);
+  const Family& f = family(kernel_kind_of(s.kind, fn));
   const std::string shape = fmt::format("shape m={} n={} k={}", s.m, s.n, s.k);
   auto bad = [&](const std::string& what) { fail(ErrorCode::InvalidArgument, "{}: {} {}", fn, shape, what); };
   if (s.m < 0 || s.n < 0 || s.k < 0) bad("has a negative size; sizes must be >= 0");
   if (s.m > kMaxDimension || s.n > kMaxDimension || s.k > kMaxDimension)
     bad(fmt::format("is too large: M, N and K must each be at most {}", kMaxDimension));
-  const int n_multiple = n_multiple_of(s.kind);
-  if (s.n % n_multiple != 0) bad(fmt::format("needs N % {} == 0 (rows of D start 16-byte aligned)", n_multiple));
+  if (s.n % f.n_multiple != 0) bad(fmt::format("needs N % {} == 0 (rows of D start 16-byte aligned)", f.n_multiple));
   if (s.k == 0 || s.k % 16 != 0) bad("needs K > 0 and K % 16 == 0");
-  if (!is_1d1d(kind) && s.k > kMaxK1D2D)
-    bad(fmt::format("has K > {}, the most the kernels with 128x128 B scales take; split K", kMaxK1D2D));
+  if (s.k > f.max_k)
+    bad(fmt::format("has K > {}, the most the kernels with 128x128 B scales take; split K", f.max_k));
   if (s.groups < 1 || s.groups > kMaxDimension) bad(fmt::format("has groups = {}; it must be in [1, {}]", s.groups, kMaxDimension));
-  if (s.kind == GemmKind::GroupedMasked && s.m > 0 && s.groups > s.m)
+  if (f.m_grouping == 2 && s.m > 0 && s.groups > s.m)
     bad(fmt::format("has groups = {} > m; a masked shape's m is groups x expected_m with expected_m >= 1", s.groups));
-  const bool k_grouped = s.kind == GemmKind::KGroupedWeightGradient;
-  if (k_grouped && s.groups * s.m > kMaxDimension)
-    bad(fmt::format("has groups x m = {} rows of D; they must be at most {}", s.groups * s.m, kMaxDimension));
-  const int64_t groups = k_grouped || s.kind == GemmKind::GroupedMasked ? s.groups : 1;
-  if (!tile_count_fits(k_grouped ? s.groups * s.m : s.m, s.n, groups))
+  // (k-grouped: m is the rows of one group's D, and D holds every group's.)
+  const int64_t d_rows = f.k_at_run_time ? s.groups * s.m : s.m;
+  if (f.k_at_run_time && d_rows > kMaxDimension)
+    bad(fmt::format("has groups x m = {} rows of D; they must be at most {}", d_rows, kMaxDimension));
+  if (!tile_count_fits(d_rows, s.n, f.groups_in_plan ? s.groups : 1))
     bad(fmt::format("has more than {} output tiles of 64 x 16; split it", kMaxTiles));
 }
 
 bool tunable(KernelKind kind) { return is_gemm(kind); }
 
-int n_multiple_of(GemmKind kind) {
-  return kind == GemmKind::WeightGradient || kind == GemmKind::KGroupedWeightGradient ? 4 : 8;
-}
-
 int64_t k_grouped_planning_k(int64_t k, int64_t groups) {
   return std::max<int64_t>(128, m_bucket((k + groups - 1) / std::max<int64_t>(groups, 1)));
-}
-
-int64_t planning_m(const GemmShape& shape) {
-  if (shape.kind == GemmKind::KGroupedWeightGradient) return shape.groups * shape.m;
-  return shape.kind == GemmKind::GroupedContiguous && shape.m > 0 ? m_bucket(shape.m) : shape.m;
-}
-
-int64_t planning_k(const GemmShape& shape) {
-  return shape.kind == GemmKind::KGroupedWeightGradient ? k_grouped_planning_k(shape.k, shape.groups) : shape.k;
 }
 
 GemmProblem planned_problem(const GemmShape& shape, const char* fn) {
   GemmProblem p;
   p.kind = kernel_kind_of(shape.kind, fn);
-  p.m = planning_m(shape);
+  const Family& f = family(p.kind);
+  // m: a k-grouped shape's m is one group's rows (D holds them all); a contiguous one's total
+  // rows vary from call to call with the experts' padding (planned by bucket).
+  p.m = f.k_at_run_time ? shape.groups * shape.m : f.m_grouping == 1 && shape.m > 0 ? m_bucket(shape.m) : shape.m;
   p.n = shape.n;
-  p.k = planning_k(shape);
-  const bool grouped = shape.kind != GemmKind::Forward && shape.kind != GemmKind::WeightGradient;
-  p.groups = grouped ? std::max<int64_t>(shape.groups, 1) : 1;
+  // k: a k-grouped shape's k is all groups' columns; planned at the expected K per group.
+  p.k = f.k_at_run_time ? k_grouped_planning_k(shape.k, shape.groups) : shape.k;
+  p.groups = f.m_grouping != 0 || f.k_at_run_time ? std::max<int64_t>(shape.groups, 1) : 1;
   return p;
 }
 
 GemmShape grouped_call_shape(GemmKind kind, int64_t a_rows, int64_t a_cols, int64_t n, int64_t groups,
                              int64_t expected_m) {
-  const int64_t m = kind == GemmKind::GroupedMasked ? groups * expected_m : a_rows;
-  return GemmShape{m, n, a_cols, kind, groups};
+  // (Masked: the shape's m is groups x expected_m, as GemmKind documents.)
+  const bool masked = family(kernel_kind_of(kind, "grouped_call_shape")).m_grouping == 2;
+  return GemmShape{masked ? groups * expected_m : a_rows, n, a_cols, kind, groups};
 }
 
 std::optional<KernelSpec> device0_tuned(const GemmProblem& problem) {

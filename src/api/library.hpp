@@ -76,7 +76,6 @@ std::optional<TuningMetadata> device0_metadata();
 // The kernel family of a GemmShape's kind, and the multiple N must be of (fp32 D: 4, bf16:
 // 8). Throws Error(InvalidArgument) naming `fn` for a kind outside the enum.
 KernelKind kernel_kind_of(GemmKind kind, const char* fn);
-int n_multiple_of(GemmKind kind);
 // The rules a GemmShape must follow wherever one is planned without a call (prewarm, tune,
 // kernel_name): the same sizes and limits the GEMM of its kind accepts (README, "Limits").
 // Throws Error(InvalidArgument) naming `fn` and the rule.
@@ -84,18 +83,17 @@ void check_gemm_shape(const GemmShape& shape, const char* fn);
 // Whether the tuner covers a kernel kind: the GEMMs (dense forward and weight gradient,
 // m-grouped contiguous and masked, k-grouped weight gradient).
 bool tunable(KernelKind kind);
-// The M a shape is planned with: GroupedContiguous plans its total M's power-of-two bucket
-// (as gemm_fp8_nt_grouped_contiguous does), KGroupedWeightGradient all groups' rows
-// (groups x M), the others M itself.
-int64_t planning_m(const GemmShape& shape);
-// The K: KGroupedWeightGradient plans the power-of-two bucket of the mean K per group (at
-// least 128), so that a batch's varying token counts keep the kernel; the others K itself.
-int64_t planning_k(const GemmShape& shape);
+// The K a k-grouped problem of k columns in `groups` groups is planned with: the power-of-two
+// bucket of the mean K per group (at least 128), so that a batch's varying token counts keep
+// the kernel.
 int64_t k_grouped_planning_k(int64_t k, int64_t groups);
 
 // A shape as the library plans it, tunes it and keys its tuning database entry: its kernel
-// kind, planning_m, N, planning_k, and for the grouped kinds its groups (at least 1; a
-// GroupedContiguous shape's groups are the experts its rows are split over when timed).
+// kind; M: GroupedContiguous its total M's power-of-two bucket (as
+// gemm_fp8_nt_grouped_contiguous plans it), KGroupedWeightGradient all groups' rows
+// (groups x M), the others M itself; N; K: KGroupedWeightGradient k_grouped_planning_k, the
+// others K itself; and for the grouped kinds its groups (at least 1; a GroupedContiguous
+// shape's groups are the experts its rows are split over when timed).
 // Throws Error(InvalidArgument) naming `fn` for a kind outside the enum.
 GemmProblem planned_problem(const GemmShape& shape, const char* fn);
 

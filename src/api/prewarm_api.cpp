@@ -6,8 +6,10 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "api/library.hpp"
+#include "families/family.hpp"
 #include "runtime/planner.hpp"
 #include "runtime/stats.hpp"
 #include "util/error.hpp"
@@ -35,7 +37,7 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
     if (s.m == 0 || s.n == 0) continue;
     bool seen = false;
     for (const GemmShape& x : work)
-      seen = seen || (x.m == s.m && x.n == s.n && x.k == s.k && x.kind == s.kind && x.groups == s.groups);
+      seen = seen || std::tie(x.m, x.n, x.k, x.kind, x.groups) == std::tie(s.m, s.n, s.k, s.kind, s.groups);
     if (!seen) work.push_back(s);
   }
 
@@ -69,7 +71,7 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
         PlanOptions plan_options;
         if (tuned) plan_options.tuned = &*tuned;
         planned = plan_kernel(p, traits, store, plan_options);
-        if (options.b_constant && p.kind == KernelKind::Gemm1D2D) {
+        if (options.b_constant && family(p.kind).constant_b_option) {
           const KernelSpec early = constant_b_spec(planned.spec, p.m);
           if (!(early == planned.spec)) {
             KernelSource source = KernelSource::Memory;

@@ -27,9 +27,7 @@ bool cache_only() { return current_cache_only(); }
 
 namespace {
 
-bool same_problem(const GemmProblem& x, const GemmProblem& y) {
-  return x.kind == y.kind && x.m == y.m && x.n == y.n && x.k == y.k && x.groups == y.groups;
-}
+bool same_problem(const GemmProblem& x, const GemmProblem& y) { return x == y; }
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "families/family.hpp"
 #include "util/error.hpp"
 
 namespace fp8gemm::detail {
@@ -90,7 +91,7 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   // Stages hide load latency; too few expose it.
   const double latency_penalty = c.stages < 4 ? (4 - c.stages) * 0.04 : 0.0;
   const double slabs_per_warpgroup = c.block_m / 64.0 / l.math_warpgroups * ((c.block_n + 63) / 64);
-  const bool wgrad = is_1d1d(spec.kind);
+  const bool wgrad = family(spec.kind).fp32_output;
   // 1D1D: fp32 slabs through TMA (twice the bytes of bf16); its promotion scales every
   // column separately (a multiply more per element).
   if (wgrad) k_block = kWgradKBlockFactor * k_block;
@@ -140,25 +141,16 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device,
 std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
                                        const DeviceTraits& device, int64_t groups) {
   std::vector<RankedConfig> out;
-  // block_m = 192 (three math warpgroups) is not ranked for 1D2D: measured at M = 4096 it is within
-  // the run-to-run spread of the best 128- and 256-row tiles on every shape, never ahead
-  // of it (docs/PERFORMANCE.md, optimization log entries 10 and 26); explicit configs
-  // (KernelConfig, `--config` of bench and check) can use it.
+  const Family& f = family(kind);
   const int64_t group_m = (m + groups - 1) / std::max<int64_t>(groups, 1);  // rows of one group (m if 1)
-  // 192 rows are ranked for the dense weight gradient only: there they fit the rows of
-  // some shapes better (576x4096x7168: one wave of 129 tiles of 192x96, 40 us against 46
-  // for 128x160; 24576x4096x1536 4 % faster); k-grouped tiles of 192 rows measured 4-12 %
-  // slower than 128x128 (the 128-column one spills there).
   for (int block_m : {64, 128, 192, 256}) {
-    if (block_m == 192 && kind != KernelKind::Gemm1D1D) continue;
+    // The family's own choice of tile heights (e.g. 192 rows only for the dense weight
+    // gradient, masked 256-row tiles only for small experts: see its module).
+    if (!f.ranks_block_m(block_m, group_m)) continue;
     if (block_m > 64 && group_m <= block_m / 2) continue;  // half of every tile would be padding
     // Masked experts of more than 64 rows: 64-row tiles (one math warpgroup) measured
     // slower than 128-row ones with their padding (32 x 192 rows: 289 vs 247 us).
     if (groups > 1 && block_m == 64 && group_m > 64) continue;
-    // Masked 256-row tiles only where one tile holds a whole expert (its B then read by one
-    // tile instead of two): 32 x 192 rows measured 0-12 % faster than 128-row tiles, 6 x 1024
-    // rows up to 30 % slower (docs/PERFORMANCE.md, grouped log entry 6).
-    if (kind == KernelKind::GroupedMasked && block_m == 256 && group_m > 256) continue;
     for (int block_n : kBlockNs) {
       for (int multicast : {0, 1, 2}) {
         if (multicast > 0 && device.num_sms % 2 != 0) continue;
@@ -173,11 +165,11 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
           if (split_k == 2 && (multicast != 0 || (m + block_m - 1) / block_m * ((n + block_n - 1) / block_n) >=
                                                      device.num_sms))
             continue;
-          // k-grouped: ranked as the dense weight gradient of all groups' rows at the
-          // expected K per group (its kernel takes K at run time).
-          const bool k_grouped = kind == KernelKind::KGrouped;
+          // A family whose kernel takes K at run time (k-grouped) is ranked as the family
+          // it names (the dense weight gradient of all groups' rows) at the expected K per group.
+          const bool ranked_as_other = f.ranked_as != kind;
           if (tma_store == 2 && !long_k_loop(block_m, k)) continue;
-          KernelSpec spec{k_grouped ? KernelKind::Gemm1D1D : kind, n, k,
+          KernelSpec spec{f.ranked_as, n, k,
                           KernelConfig{block_m, block_n, 2, 8, multicast, tma_store, split_k}};
           // The deepest pipeline that fits (more stages never hurt a single CTA per SM).
           for (int stages = kMaxStages; stages >= 2; --stages) {
@@ -201,11 +193,11 @@ std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, in
           // stripes as wide as N, so that each wave reads and writes whole rows of D:
           // 32768x4096x512 measured 315.2-315.8 us against 330.1-330.5 with stripes of 8
           // N blocks (three runs). (Compute-bound shapes: no gain measured; not for k-grouped.)
-          if (kind == KernelKind::Gemm1D1D && prediction.memory_us >= prediction.compute_us)
+          if (f.wide_stripes_when_memory_bound && prediction.memory_us >= prediction.compute_us)
             spec.config.group_n = std::min<int>(64, static_cast<int>((n + block_n - 1) / block_n));
-          if (k_grouped) {
-            spec.kind = KernelKind::KGrouped;
-            spec.k = 0;
+          if (ranked_as_other) {
+            spec.kind = kind;
+            if (f.k_at_run_time) spec.k = 0;
             if (!spec_illegal_reason(spec).empty()) continue;
           }
           out.push_back({spec, predicted});

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "families/family.hpp"
+
 namespace fp8gemm::detail {
 
 int64_t GemmProblem::plan_groups() const {
-  return kind == KernelKind::GroupedMasked || kind == KernelKind::KGrouped ? std::max<int64_t>(groups, 1) : 1;
+  return family(kind).groups_in_plan ? std::max<int64_t>(groups, 1) : 1;
 }
 
 GemmProblem GemmProblem::plan_key() const {

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <tuple>
 
 #include "problem/problem.hpp"
 
@@ -32,7 +33,7 @@ struct GemmProblem {
   GemmProblem plan_key() const;
 
   bool operator==(const GemmProblem& o) const {
-    return kind == o.kind && m == o.m && n == o.n && k == o.k && groups == o.groups;
+    return std::tie(kind, m, n, k, groups) == std::tie(o.kind, o.m, o.n, o.k, o.groups);
   }
 };
 

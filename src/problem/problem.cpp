@@ -7,45 +7,24 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "families/family.hpp"
 #include "util/error.hpp"
 
 namespace fp8gemm::detail {
 
-const char* kind_name(KernelKind kind) {
-  switch (kind) {
-    case KernelKind::Gemm1D2D: return "gemm1d2d";
-    case KernelKind::Gemm1D1D: return "gemm1d1d";
-    case KernelKind::Quantize1x128: return "quant1x128";
-    case KernelKind::Quantize128x128: return "quant128x128";
-    case KernelKind::QuantizeTransposed1x128: return "quantT1x128";
-    case KernelKind::TransposeFp8: return "transpose_fp8";
-    case KernelKind::CopyScales: return "copy_scales";
-    case KernelKind::GroupedContiguous: return "gemm1d2d_gc";
-    case KernelKind::GroupedMasked: return "gemm1d2d_gm";
-    case KernelKind::KGrouped: return "gemm1d1d_kg";
-  }
-  return "unknown";
-}
+const char* kind_name(KernelKind kind) { return family(kind).name; }
 
-bool is_gemm(KernelKind kind) {
-  return kind == KernelKind::Gemm1D2D || is_1d1d(kind) || grouping(kind) != 0;
-}
-
-bool is_1d1d(KernelKind kind) { return kind == KernelKind::Gemm1D1D || kind == KernelKind::KGrouped; }
+bool is_gemm(KernelKind kind) { return family(kind).gemm; }
 
 int64_t super_tile_count(const KernelConfig& c, int64_t m_blocks, int64_t n_blocks) {
   const int64_t pair_m = c.multicast == 2 ? 2 : 1, pair_n = c.multicast == 1 ? 2 : 1;
   return (m_blocks + pair_m - 1) / pair_m * ((n_blocks + pair_n - 1) / pair_n);
 }
 
-int grouping(KernelKind kind) {
-  return kind == KernelKind::GroupedContiguous ? 1 : kind == KernelKind::GroupedMasked ? 2 : 0;
-}
-
 std::string KernelSpec::slug() const {
   if (!is_gemm(kind)) return fmt::format("{}{}", kind_name(kind), option == 1 ? "_pow2" : "");
   // k-grouped: K is a run-time value (no "_k" part).
-  const std::string k_part = kind == KernelKind::KGrouped ? "" : fmt::format("_k{}", k);
+  const std::string k_part = family(kind).k_at_run_time ? "" : fmt::format("_k{}", k);
   return fmt::format("{}_n{}{}_bm{}_bn{}_s{}_g{}{}{}{}{}", kind_name(kind), n, k_part, config.block_m, config.block_n,
                      config.stages, config.group_n,
                      config.multicast == 1 ? "_mcA" : config.multicast == 2 ? "_mcB" : "",
@@ -54,14 +33,13 @@ std::string KernelSpec::slug() const {
 }
 
 std::optional<KernelSpec> spec_from_slug(const std::string& slug) {
-  constexpr KernelKind kAll[] = {KernelKind::Gemm1D2D,        KernelKind::Gemm1D1D,     KernelKind::Quantize1x128,
-                                 KernelKind::Quantize128x128, KernelKind::QuantizeTransposed1x128,
-                                 KernelKind::TransposeFp8,    KernelKind::CopyScales,   KernelKind::GroupedContiguous,
-                                 KernelKind::GroupedMasked,   KernelKind::KGrouped};
+  size_t count = 0;
+  const Family* const* families = all_families(&count);
   std::optional<KernelSpec> found;
   size_t best = 0;  // the longest kind name that prefixes the slug ("gemm1d2d_gm" before "gemm1d2d")
-  for (KernelKind kind : kAll) {
-    const std::string name = kind_name(kind);
+  for (size_t f = 0; f < count; ++f) {
+    const KernelKind kind = families[f]->kind;
+    const std::string name = families[f]->name;
     if (slug.compare(0, name.size(), name) != 0 || name.size() <= best) continue;
     const std::string rest = slug.substr(name.size());
     KernelSpec spec;
@@ -92,7 +70,7 @@ std::optional<KernelSpec> spec_from_slug(const std::string& slug) {
       size_t i = 0;
       int64_t bm = 0, bn = 0, st = 0, g = 0;
       const bool ok = i < parts.size() && number(parts[i++], "n", &spec.n) &&
-                      (kind == KernelKind::KGrouped || (i < parts.size() && number(parts[i++], "k", &spec.k))) &&
+                      (families[f]->k_at_run_time || (i < parts.size() && number(parts[i++], "k", &spec.k))) &&
                       i + 4 <= parts.size() && number(parts[i], "bm", &bm) && number(parts[i + 1], "bn", &bn) &&
                       number(parts[i + 2], "s", &st) && number(parts[i + 3], "g", &g);
       if (!ok) continue;
@@ -142,7 +120,7 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   // tiles without spills).
   // 1D1D with two: 128 x 56 + 256 x 224 = 64512 (its producer warpgroup also holds the
   // epilogue's storer threads, which need more than 40).
-  const bool wgrad_kind = is_1d1d(spec.kind);
+  const bool wgrad_kind = family(spec.kind).fp32_output;
   l.producer_registers = l.math_warpgroups == 2 && !wgrad_kind ? 40 : 56;
   l.math_registers = l.math_warpgroups == 1 ? 248 : l.math_warpgroups == 3 ? 152 : wgrad_kind ? 224 : 232;
   l.a_stage_bytes = c.block_m * 128;
@@ -159,13 +137,13 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   }
   // 1D1D always stores through TMA: 64-row x 16-column fp32 slabs (4 KiB), the whole
   // 64 x block_n result of each math warpgroup.
-  if (is_1d1d(spec.kind)) l.d_tile_bytes = l.math_warpgroups * (c.block_n / 16) * 4096;
+  if (wgrad_kind) l.d_tile_bytes = l.math_warpgroups * (c.block_n / 16) * 4096;
   l.k_blocks = static_cast<int>((spec.k + 127) / 128);
   // 8-byte aligned barriers: full/empty per stage plus full/empty per B-scale buffer.
   // 1D2D: two tile buffers of B scales, a row of k_blocks floats for each 128-column block
   // a tile may touch (two, or three when block_n - gcd(block_n, 128) > 128: 176 columns).
   // 1D1D: B's scales come per stage like A's.
-  const bool wgrad = is_1d1d(spec.kind);
+  const bool wgrad = wgrad_kind;
   const int scale_rows = c.block_n - std::gcd(c.block_n, 128) > 128 ? 3 : 2;
   // (1D1D: each stage's slot padded to the 128 bytes a TMA destination is aligned to.)
   const int sfb_bytes = wgrad ? c.stages * ((c.block_n * 4 + 127) / 128 * 128) : 2 * (scale_rows * l.k_blocks * 4);
@@ -187,7 +165,7 @@ KernelSpec constant_b_spec(const KernelSpec& spec, int64_t m) {
   // at large M each CTA has many tiles and only its first one's B could come early. Not with
   // multicast (CTA pairs over two M blocks or sharing A: not measured).
   constexpr int kHalfSmPerCta = 228 * 1024 / 2 - 1024;
-  if (spec.kind != KernelKind::Gemm1D2D || spec.option != 0 || m > 128 || m > spec.config.block_m ||
+  if (!family(spec.kind).constant_b_option || spec.option != 0 || m > 128 || m > spec.config.block_m ||
       spec.config.multicast != 0 || kernel_layout(spec).smem_bytes <= kHalfSmPerCta)
     return spec;
   KernelSpec s = spec;
@@ -202,50 +180,28 @@ bool tile_count_fits(int64_t rows, int64_t n, int64_t groups) {
 
 std::string spec_illegal_reason(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
-  if (!is_gemm(spec.kind)) {
+  const Family& f = family(spec.kind);
+  if (!f.gemm) {
     if (spec.n != 0 || spec.k != 0 || !(c == KernelConfig{}))
-      return fmt::format("{} kernels take no N, K or tile config", kind_name(spec.kind));
+      return fmt::format("{} kernels take no N, K or tile config", f.name);
     if (spec.option != 0 && spec.option != 1) return fmt::format("option={} must be 0 or 1", spec.option);
-    if (spec.option != 0 && (spec.kind == KernelKind::TransposeFp8 || spec.kind == KernelKind::CopyScales))
-      return fmt::format("{} kernels take no option", kind_name(spec.kind));
+    if (spec.option != 0 && !f.pow2_option) return fmt::format("{} kernels take no option", f.name);
     return "";
   }
-  if (spec.option != 0 && !(spec.option == 1 && spec.kind == KernelKind::Gemm1D2D))
+  if (spec.option != 0 && !(spec.option == 1 && f.constant_b_option))
     return fmt::format("option={}: only dense 1D2D GEMM kernels take an option (1: constant B)", spec.option);
-  if (grouping(spec.kind) != 0) {
-    // A tile never mixes experts: contiguous segments are 128-row aligned. A masked tile
-    // lies inside its expert's max_m rows or ends past them (rows past masked_m are
-    // computed, never stored), so masked problems may also take 256-row tiles.
-    if (spec.kind == KernelKind::GroupedMasked) {
-      if (c.block_m != 64 && c.block_m != 128 && c.block_m != 256)
-        return fmt::format("block_m={} must be 64, 128 or 256 (masked grouped)", c.block_m);
-    } else if (c.block_m != 64 && c.block_m != 128) {
-      return fmt::format("block_m={} must be 64 or 128 (contiguous grouped)", c.block_m);
-    }
-    if (c.multicast != 0 || c.split_k != 1) return "the grouped kernels have no multicast or split-K";
-  }
-  if (is_1d1d(spec.kind)) {
-    if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192)
-      return fmt::format("block_m={} must be 64, 128 or 192 (weight gradient)", c.block_m);
-    if (c.block_n > 192) return fmt::format("block_n={} must be at most 192 (weight gradient)", c.block_n);
-    // (k-grouped: the group walk's registers make wider single-buffer tiles spill.)
-    if (spec.kind == KernelKind::KGrouped && c.block_n > 128)
-      return fmt::format("block_n={} must be at most 128 (k-grouped weight gradient)", c.block_n);
-    if (c.multicast != 0 || c.tma_store != 0 || c.split_k != 1)
-      return "the weight-gradient kernel has no multicast, TMA-store epilogue or split-K";
-  }
-  // bf16 rows of D are 16-byte aligned at N % 8, fp32 rows (weight gradient) at N % 4.
-  const int n_multiple = is_1d1d(spec.kind) ? 4 : 8;
-  if (spec.n <= 0 || spec.n % n_multiple != 0)
-    return fmt::format("N={} must be a positive multiple of {}", spec.n, n_multiple);
-  if (spec.kind == KernelKind::KGrouped) {
+  if (std::string why = f.spec_rules(spec); !why.empty()) return why;
+  // Rows of D are 16-byte aligned at N % 8 (bf16) or N % 4 (fp32, weight gradient).
+  if (spec.n <= 0 || spec.n % f.n_multiple != 0)
+    return fmt::format("N={} must be a positive multiple of {}", spec.n, f.n_multiple);
+  if (f.k_at_run_time) {
     if (spec.k != 0) return fmt::format("K={}: the k-grouped kernel takes K at run time (k must be 0)", spec.k);
   } else if (spec.k <= 0 || spec.k % 16 != 0) {
     return fmt::format("K={} must be a positive multiple of 16", spec.k);
   }
   if (spec.n > kMaxDimension || spec.k > kMaxDimension) return fmt::format("N and K must be at most {}", kMaxDimension);
-  if (!is_1d1d(spec.kind) && spec.k > kMaxK1D2D)
-    return fmt::format("K={} is more than {}, the most the kernels with 128x128 B scales take", spec.k, kMaxK1D2D);
+  if (spec.k > f.max_k)
+    return fmt::format("K={} is more than {}, the most the kernels with 128x128 B scales take", spec.k, f.max_k);
   if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192 && c.block_m != 256)
     return fmt::format("block_m={} must be 64, 128, 192 or 256", c.block_m);
   // Per math thread: block_n/2 fp32 registers of result per 64-row wave plus one
@@ -268,7 +224,7 @@ std::string spec_illegal_reason(const KernelSpec& spec) {
   if (c.tma_store != 0 && c.block_n < 64)
     return fmt::format("tma_store={} needs block_n >= 64 (64-column output slabs), not {}", c.tma_store, c.block_n);
   // The weight-gradient kernel is built for tiles that touch at most two 128-column blocks.
-  if (is_1d1d(spec.kind) && c.block_n - std::gcd(c.block_n, 128) > 128)
+  if (f.fp32_output && c.block_n - std::gcd(c.block_n, 128) > 128)
     return fmt::format("block_n={} must have block_n - gcd(block_n, 128) <= 128 (weight gradient)", c.block_n);
   if (c.stages < 2 || c.stages > 16) return fmt::format("stages={} must be in [2, 16]", c.stages);
   if (c.group_n < 1 || c.group_n > 64) return fmt::format("group_n={} must be in [1, 64]", c.group_n);
@@ -299,19 +255,13 @@ KernelSpec spec_from_json(const std::string& text) {
     const nlohmann::json j = nlohmann::json::parse(text);
     KernelSpec s;
     const std::string kind = j.at("kind").get<std::string>();
-    for (KernelKind q : {KernelKind::Quantize1x128, KernelKind::Quantize128x128, KernelKind::QuantizeTransposed1x128,
-                         KernelKind::TransposeFp8, KernelKind::CopyScales})
-      if (kind == kind_name(q)) {
-        s.kind = q;
-        s.option = j.value("option", 0);
-        return s;
-      }
-    if (kind == kind_name(KernelKind::Gemm1D1D)) s.kind = KernelKind::Gemm1D1D;
-    else if (kind == kind_name(KernelKind::Gemm1D2D)) s.kind = KernelKind::Gemm1D2D;
-    else if (kind == kind_name(KernelKind::GroupedContiguous)) s.kind = KernelKind::GroupedContiguous;
-    else if (kind == kind_name(KernelKind::GroupedMasked)) s.kind = KernelKind::GroupedMasked;
-    else if (kind == kind_name(KernelKind::KGrouped)) s.kind = KernelKind::KGrouped;
-    else fail(ErrorCode::InvalidArgument, "unknown kernel kind '{}'", kind);
+    const Family* f = family_named(kind);
+    if (f == nullptr) fail(ErrorCode::InvalidArgument, "unknown kernel kind '{}'", kind);
+    s.kind = f->kind;
+    if (!f->gemm) {
+      s.option = j.value("option", 0);
+      return s;
+    }
     s.n = j.at("n").get<int64_t>();
     s.k = j.at("k").get<int64_t>();
     s.config.block_m = j.at("block_m").get<int>();

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
 
 namespace fp8gemm::detail {
 
@@ -25,14 +26,9 @@ enum class KernelKind {
   KGrouped,
 };
 
+// What a kind of kernel means beyond these two (its capabilities, legality, source): its
+// family, families/family.hpp.
 bool is_gemm(KernelKind kind);
-
-// The weight-gradient kernel (fp32 D, 1x128 scales on both operands): Gemm1D1D, KGrouped.
-bool is_1d1d(KernelKind kind);
-
-// 0 for the dense GEMMs, 1 GroupedContiguous, 2 GroupedMasked (the kernel's kGrouping).
-int grouping(KernelKind kind);
-
 const char* kind_name(KernelKind kind);
 
 // The tile configuration of one kernel: what a heuristic or tuner chooses.
@@ -71,7 +67,7 @@ struct KernelSpec {
   int option = 0;
 
   bool operator==(const KernelSpec& o) const {
-    return kind == o.kind && n == o.n && k == o.k && config == o.config && option == o.option;
+    return std::tie(kind, n, k, option) == std::tie(o.kind, o.n, o.k, o.option) && config == o.config;
   }
   // Readable, file-name safe: e.g. "gemm1d2d_n7168_k2048_bm128_bn112_s5_g8" (plus
   // "_mcA"/"_mcB" with multicast, "_ts" with the TMA-store epilogue, "_sk2" split-K,

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "driver/driver_api.hpp"
+#include "families/family.hpp"
 #include "runtime/planner.hpp"
 #include "runtime/stats.hpp"
 #include "util/error.hpp"
@@ -97,7 +98,7 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
   const int64_t super_tiles = super_tile_count(c, m_blocks, p.layout.n_blocks);
   // Grouped kernels: m only stands for the expected size (the real row counts live on the
   // device), so the grid covers every SM and the boxes are whole.
-  const bool grouped = grouping(spec.kind) != 0 || spec.kind == KernelKind::KGrouped;
+  const bool grouped = family(spec.kind).rows_on_device;
   p.grid = static_cast<unsigned>((grouped ? loaded.max_clusters : std::min<int64_t>(super_tiles, loaded.max_clusters)) *
                                  p.layout.cluster_size);
   const bool short_m = m < c.block_m && !grouped;
@@ -105,7 +106,7 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
   p.sfa_box_rows = short_m ? static_cast<int>((m + 3) / 4 * 4) : c.block_m;
   p.stage_tx_bytes = static_cast<unsigned>((c.multicast == 1 ? c.block_m : p.a_box_rows) * 128 +
                                            c.block_n * 128 + p.sfa_box_rows * 4 +
-                                           (is_1d1d(spec.kind) ? c.block_n * 4 : 0));
+                                           (family(spec.kind).fp32_output ? c.block_n * 4 : 0));
   p.constant_b = constant_b_spec(spec, m);
   return p;
 }

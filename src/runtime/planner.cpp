@@ -1,6 +1,9 @@
 #include "runtime/planner.hpp"
 
 #include <algorithm>
+#include <tuple>
+
+#include "families/family.hpp"
 
 #include "runtime/stats.hpp"
 #include "util/log.hpp"
@@ -8,7 +11,7 @@
 namespace fp8gemm::detail {
 
 int64_t cost_model_groups(KernelKind kind, int64_t groups) {
-  return kind == KernelKind::GroupedMasked ? std::max<int64_t>(groups, 1) : 1;
+  return family(kind).groups_in_cost_model ? std::max<int64_t>(groups, 1) : 1;
 }
 
 PlannedKernel plan_kernel(const GemmProblem& problem, const DeviceTraits& device, KernelStore& store,
@@ -17,10 +20,10 @@ PlannedKernel plan_kernel(const GemmProblem& problem, const DeviceTraits& device
   const KernelKind kind = problem.kind;
   const int64_t m = problem.m, n = problem.n, k = problem.k;
   // (A k-grouped kernel takes K at run time: its spec's k is 0.)
-  const int64_t spec_k = kind == KernelKind::KGrouped ? 0 : k;
+  const int64_t spec_k = family(kind).k_at_run_time ? 0 : k;
   // (A tuned spec is a plain kernel: a constant-B variant is only ever run for a call that
   // asked for it, so one found in a database is ignored.)
-  if (options.tuned != nullptr && options.tuned->kind == kind && options.tuned->n == n && options.tuned->k == spec_k &&
+  if (options.tuned != nullptr && std::tie(options.tuned->kind, options.tuned->n, options.tuned->k) == std::tie(kind, n, spec_k) &&
       options.tuned->option == 0 && spec_illegal_reason(*options.tuned).empty() &&
       kernel_layout(*options.tuned).smem_bytes <= device.max_smem_bytes) {
     PlannedKernel p;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "families/family.hpp"
 #include "problem/validate.hpp"
 #include "runtime/gemm_launch.hpp"
 #include "util/error.hpp"
@@ -13,7 +14,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t v, int64_t multiple) { return ceil_div(v, multiple) * multiple; }
 
 // The [N, K] matrices stacked in B: the experts' for the m-grouped kinds, else one.
-int64_t b_matrices(const GemmProblem& p) { return grouping(p.kind) != 0 ? p.groups : 1; }
+int64_t b_matrices(const GemmProblem& p) { return family(p.kind).m_grouping != 0 ? p.groups : 1; }
 
 // GroupedContiguous: M rows split evenly over the experts (the first M % groups get one
 // more), each expert's segment padded to kGroupedSegmentRows; padding rows are -1.
@@ -51,10 +52,11 @@ TuneLayout tune_layout(const GemmProblem& p) {
   l.a_rows = l.d_rows = p.m;
   l.b_rows = b_matrices(p) * p.n;
   l.cols = p.k;
-  if (p.kind == KernelKind::GroupedContiguous) split_contiguous_rows(p, &l);
-  if (p.kind == KernelKind::GroupedMasked) mask_expert_rows(p, &l);
-  if (p.kind == KernelKind::KGrouped) k_group_columns(p, &l);
-  const bool wgrad = is_1d1d(p.kind);
+  const Family& f = family(p.kind);
+  if (f.m_grouping == 1) split_contiguous_rows(p, &l);
+  if (f.m_grouping == 2) mask_expert_rows(p, &l);
+  if (f.k_at_run_time) k_group_columns(p, &l);
+  const bool wgrad = f.fp32_output;
   const int64_t kb = scale_blocks(l.cols);
   l.a_bytes = static_cast<size_t>(l.a_rows * l.cols);
   l.b_bytes = static_cast<size_t>(l.b_rows * l.cols);
@@ -73,7 +75,7 @@ TuneArgs tune_args(const GemmProblem& p, const TuneLayout& l, const TuneBuffers&
   args.a_scales = per_token_scales(static_cast<const float*>(buffers.sfa), l.a_rows, l.cols);
   const float* sfb = static_cast<const float*>(buffers.sfb);
   const int64_t kb = scale_blocks(l.cols);
-  args.b_scales = is_1d1d(p.kind) ? per_token_scales(sfb, l.b_rows, l.cols)
+  args.b_scales = family(p.kind).fp32_output ? per_token_scales(sfb, l.b_rows, l.cols)
                                   : ScaleMatrix{sfb, b_matrices(p) * scale_blocks(p.n), kb, kb, 1};
   args.d = buffers.d;
   args.d_rows = l.d_rows;
@@ -93,7 +95,7 @@ bool validate_tune_args(KernelKind kind, const TuneArgs& x) {
     }
     case KernelKind::GroupedContiguous:
     case KernelKind::GroupedMasked:
-      return validate_gemm_grouped(kind == KernelKind::GroupedMasked, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(),
+      return validate_gemm_grouped(family(kind).m_grouping == 2, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(),
                                    x.group_info, x.groups, x.expected_m);
     case KernelKind::KGrouped: {
       const Fp32Matrix d = x.fp32_d();
@@ -113,7 +115,7 @@ void launch_tune_call(const LaunchPlan& plan, KernelKind kind, const TuneArgs& x
     case KernelKind::GroupedContiguous:
     case KernelKind::GroupedMasked:
       return launch_gemm(plan, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(), stream,
-                         m_grouped_args(kind == KernelKind::GroupedMasked, x.group_info, x.groups, x.a.rows));
+                         m_grouped_args(family(kind).m_grouping == 2, x.group_info, x.groups, x.a.rows));
     case KernelKind::KGrouped: {
       const Fp32Matrix d = x.fp32_d();
       return launch_gemm_k_grouped(plan, x.a, x.a_scales, x.b, x.b_scales, d, &d, x.group_info,

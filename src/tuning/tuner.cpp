@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "driver/driver_api.hpp"
+#include "families/family.hpp"
 #include "heuristics/heuristics.hpp"
 #include "runtime/planner.hpp"
 #include "runtime/stats.hpp"
@@ -283,7 +284,8 @@ std::vector<KernelSpec> tuning_candidates(const GemmProblem& problem, const Devi
 
 std::string describe(const GemmProblem& p) {
   const std::string dims = fmt::format("{} M={} N={} K={}", kind_name(p.kind), p.m, p.n, p.k);
-  return grouping(p.kind) != 0 || p.kind == KernelKind::KGrouped ? fmt::format("{} groups={}", dims, p.groups) : dims;
+  const Family& f = family(p.kind);
+  return f.m_grouping != 0 || f.k_at_run_time ? fmt::format("{} groups={}", dims, p.groups) : dims;
 }
 
 TuneOutcome tune_problem(DeviceRuntime& runtime, KernelStore& store, const GemmProblem& problem,

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "families/family.hpp"
 #include "util/files.hpp"
 
 namespace fp8gemm::detail {
@@ -136,7 +137,7 @@ std::optional<TuningDb> TuningDb::from_json(const std::string& text, std::string
       entry.k = format == kOldestFormat ? entry.spec.k : e.at("k").get<int64_t>();
       entry.groups = format == kOldestFormat ? 1 : e.at("groups").get<int64_t>();
       // The key must be the one this entry would be stored under.
-      const int64_t spec_k = entry.spec.kind == KernelKind::KGrouped ? entry.k : entry.spec.k;
+      const int64_t spec_k = family(entry.spec.kind).k_at_run_time ? entry.k : entry.spec.k;
       if (entry.k != spec_k || key(entry.spec.kind, entry.m_measured, entry.spec.n, entry.k, entry.groups) != k ||
           entry.groups != GemmProblem{entry.spec.kind, 0, 0, 0, entry.groups}.plan_groups()) {
         *why = fmt::format("entry {} does not match its kernel {}, M {}, K {} and groups {}", k, entry.spec.slug(),

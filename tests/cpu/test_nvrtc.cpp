@@ -1,8 +1,9 @@
 #include <gtest/gtest.h>
 
-#include "fp8gemm/fp8gemm.hpp"
 #include "codegen/gemm_codegen.hpp"
 #include "compiler/nvrtc_compiler.hpp"
+#include "families/family.hpp"
+#include "fp8gemm/fp8gemm.hpp"
 #include "heuristics/heuristics.hpp"
 #include "runtime/planner.hpp"
 
@@ -16,7 +17,7 @@ void expect_clean_kernel(const KernelSpec& spec) {
   const CompiledKernel k = compile_kernel(generate_kernel(spec));
   ASSERT_GT(k.cubin.size(), 4u);
   EXPECT_EQ(k.cubin.substr(0, 4), std::string("\x7f" "ELF", 4)) << "not a cubin";
-  EXPECT_NE(k.lowered_name.find(is_1d1d(spec.kind) ? "gemm_1d1d_kernel" : "gemm_1d2d_kernel"), std::string::npos)
+  EXPECT_NE(k.lowered_name.find(family(spec.kind).fp32_output ? "gemm_1d1d_kernel" : "gemm_1d2d_kernel"), std::string::npos)
       << k.lowered_name;
   ASSERT_TRUE(k.resources.parsed) << k.log;
   // The register cap at entry must be what setmaxnreg redistributes.

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "families/family.hpp"
 #include "tuning/tune_operands.hpp"
 #include "tuning/tuner.hpp"
 
@@ -52,7 +53,7 @@ TuneLayout checked_layout(const GemmProblem& p) {
   EXPECT_EQ(l.b_bytes, size_t(args.b.rows * args.b.ld));
   EXPECT_GE(l.sfa_bytes, scale_bytes(args.a_scales));
   EXPECT_GE(l.sfb_bytes, scale_bytes(args.b_scales));
-  EXPECT_EQ(l.d_bytes, size_t(args.d_rows * args.n) * (is_1d1d(p.kind) ? 4 : 2));
+  EXPECT_EQ(l.d_bytes, size_t(args.d_rows * args.n) * (family(p.kind).fp32_output ? 4 : 2));
   EXPECT_EQ(args.n, p.n);
   return l;
 }

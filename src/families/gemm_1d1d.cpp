@@ -1,0 +1,75 @@
+// The weight-gradient family (kernels/fp8gemm/gemm_1d1d.cuh): D fp32 = C + A x B^T with 1x128
+// scales on both operands, dense or k-grouped (each group over its own columns; K at run time).
+
+#include <fmt/format.h>
+
+#include "families/family.hpp"
+
+namespace fp8gemm::detail {
+
+namespace {
+
+// 192 rows are ranked for the dense weight gradient only: there they fit the rows of some
+// shapes better (576x4096x7168: one wave of 129 tiles of 192x96, 40 us against 46 for
+// 128x160; 24576x4096x1536 4 % faster); k-grouped tiles of 192 rows measured 4-12 % slower
+// than 128x128 (the 128-column one spills there).
+bool dense_ranks(int, int64_t) { return true; }
+bool k_grouped_ranks(int block_m, int64_t) { return block_m != 192; }
+
+std::string common_rules(const KernelSpec& spec) {
+  const KernelConfig& c = spec.config;
+  if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192)
+    return fmt::format("block_m={} must be 64, 128 or 192 (weight gradient)", c.block_m);
+  if (c.block_n > 192) return fmt::format("block_n={} must be at most 192 (weight gradient)", c.block_n);
+  return "";
+}
+
+std::string features(const KernelConfig& c) {
+  if (c.multicast != 0 || c.tma_store != 0 || c.split_k != 1)
+    return "the weight-gradient kernel has no multicast, TMA-store epilogue or split-K";
+  return "";
+}
+
+std::string dense_rules(const KernelSpec& spec) {
+  const std::string why = common_rules(spec);
+  return why.empty() ? features(spec.config) : why;
+}
+
+std::string k_grouped_rules(const KernelSpec& spec) {
+  std::string why = common_rules(spec);
+  if (!why.empty()) return why;
+  // (The group walk's registers make wider single-buffer tiles spill.)
+  if (spec.config.block_n > 128)
+    return fmt::format("block_n={} must be at most 128 (k-grouped weight gradient)", spec.config.block_n);
+  return features(spec.config);
+}
+
+GeneratedKernel generate(const KernelSpec& spec) {
+  const KernelLayout layout = kernel_layout(spec);
+  const KernelConfig& c = spec.config;
+  GeneratedKernel g;
+  g.slug = spec.slug();
+  g.name_expression = fmt::format("fp8gemm_dev::gemm_1d1d_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}>", spec.n, spec.k,
+                                  c.block_m, c.block_n, c.stages, c.group_n, family(spec.kind).k_at_run_time ? 1 : 0,
+                                  layout.producer_registers, layout.math_registers);
+  g.source = gemm_kernel_source(g.slug, "gemm_1d1d.cuh", c.block_n);
+  return g;
+}
+
+}  // namespace
+
+const Family kGemm1D1DFamily{
+    KernelKind::Gemm1D1D, "gemm1d1d",
+    /*gemm=*/true, /*fp32_output=*/true, /*m_grouping=*/0, /*k_at_run_time=*/false, /*n_multiple=*/4, kMaxDimension,
+    /*constant_b_option=*/false, /*pow2_option=*/false,
+    /*groups_in_plan=*/false, /*groups_in_cost_model=*/false, /*rows_on_device=*/false,
+    KernelKind::Gemm1D1D, /*wide_stripes_when_memory_bound=*/true, dense_ranks, dense_rules, generate};
+
+const Family kKGroupedFamily{
+    KernelKind::KGrouped, "gemm1d1d_kg",
+    /*gemm=*/true, /*fp32_output=*/true, /*m_grouping=*/0, /*k_at_run_time=*/true, /*n_multiple=*/4, kMaxDimension,
+    /*constant_b_option=*/false, /*pow2_option=*/false,
+    /*groups_in_plan=*/true, /*groups_in_cost_model=*/false, /*rows_on_device=*/true,
+    KernelKind::Gemm1D1D, /*wide_stripes_when_memory_bound=*/false, k_grouped_ranks, k_grouped_rules, generate};
+
+}  // namespace fp8gemm::detail

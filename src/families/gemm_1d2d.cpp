@@ -1,0 +1,83 @@
+// The forward GEMM family (kernels/fp8gemm/gemm_1d2d.cuh): D bf16 = A (1x128 scales) x B^T
+// (128x128 scales), dense or over m-grouped experts (contiguous segments, masked rows).
+
+#include <fmt/format.h>
+
+#include "families/family.hpp"
+
+namespace fp8gemm::detail {
+
+namespace {
+
+// 192-row tiles (three math warpgroups) are legal for explicit configs but not ranked: at
+// M = 4096 they measured within the run-to-run spread of the best 128- and 256-row tiles on
+// every shape, never ahead (docs/PERFORMANCE.md, optimization log entries 10 and 26).
+bool dense_ranks(int block_m, int64_t) { return block_m != 192; }
+
+// Masked 256-row tiles only where one tile holds a whole expert (its B then read by one
+// tile instead of two): 32 x 192 rows measured 0-12 % faster than 128-row tiles, 6 x 1024
+// rows up to 30 % slower (docs/PERFORMANCE.md, grouped log entry 6).
+bool masked_ranks(int block_m, int64_t group_m) { return block_m != 192 && !(block_m == 256 && group_m > 256); }
+
+std::string dense_rules(const KernelSpec&) { return ""; }
+
+// A tile never mixes experts: contiguous segments are 128-row aligned. A masked tile lies
+// inside its expert's max_m rows or ends past them (rows past masked_m are computed, never
+// stored), so masked problems may also take 256-row tiles.
+std::string grouped_features(const KernelConfig& c) {
+  if (c.multicast != 0 || c.split_k != 1) return "the grouped kernels have no multicast or split-K";
+  return "";
+}
+
+std::string contiguous_rules(const KernelSpec& spec) {
+  const KernelConfig& c = spec.config;
+  if (c.block_m != 64 && c.block_m != 128)
+    return fmt::format("block_m={} must be 64 or 128 (contiguous grouped)", c.block_m);
+  return grouped_features(c);
+}
+
+std::string masked_rules(const KernelSpec& spec) {
+  const KernelConfig& c = spec.config;
+  if (c.block_m != 64 && c.block_m != 128 && c.block_m != 256)
+    return fmt::format("block_m={} must be 64, 128 or 256 (masked grouped)", c.block_m);
+  return grouped_features(c);
+}
+
+GeneratedKernel generate(const KernelSpec& spec) {
+  const KernelLayout layout = kernel_layout(spec);
+  const KernelConfig& c = spec.config;
+  GeneratedKernel g;
+  g.slug = spec.slug();
+  g.name_expression =
+      fmt::format("fp8gemm_dev::gemm_1d2d_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>", spec.n, spec.k,
+                  c.block_m, c.block_n, c.stages, c.group_n, c.multicast, c.split_k, c.tma_store,
+                  family(spec.kind).m_grouping, layout.producer_registers, layout.math_registers,
+                  spec.option == 1 ? kConstantBStages : 0);
+  g.source = gemm_kernel_source(g.slug, "gemm_1d2d.cuh", c.block_n);
+  return g;
+}
+
+}  // namespace
+
+const Family kGemm1D2DFamily{
+    KernelKind::Gemm1D2D, "gemm1d2d",
+    /*gemm=*/true, /*fp32_output=*/false, /*m_grouping=*/0, /*k_at_run_time=*/false, /*n_multiple=*/8, kMaxK1D2D,
+    /*constant_b_option=*/true, /*pow2_option=*/false,
+    /*groups_in_plan=*/false, /*groups_in_cost_model=*/false, /*rows_on_device=*/false,
+    KernelKind::Gemm1D2D, /*wide_stripes_when_memory_bound=*/false, dense_ranks, dense_rules, generate};
+
+const Family kGroupedContiguousFamily{
+    KernelKind::GroupedContiguous, "gemm1d2d_gc",
+    /*gemm=*/true, /*fp32_output=*/false, /*m_grouping=*/1, /*k_at_run_time=*/false, /*n_multiple=*/8, kMaxK1D2D,
+    /*constant_b_option=*/false, /*pow2_option=*/false,
+    /*groups_in_plan=*/false, /*groups_in_cost_model=*/false, /*rows_on_device=*/true,
+    KernelKind::GroupedContiguous, /*wide_stripes_when_memory_bound=*/false, dense_ranks, contiguous_rules, generate};
+
+const Family kGroupedMaskedFamily{
+    KernelKind::GroupedMasked, "gemm1d2d_gm",
+    /*gemm=*/true, /*fp32_output=*/false, /*m_grouping=*/2, /*k_at_run_time=*/false, /*n_multiple=*/8, kMaxK1D2D,
+    /*constant_b_option=*/false, /*pow2_option=*/false,
+    /*groups_in_plan=*/true, /*groups_in_cost_model=*/true, /*rows_on_device=*/true,
+    KernelKind::GroupedMasked, /*wide_stripes_when_memory_bound=*/false, masked_ranks, masked_rules, generate};
+
+}  // namespace fp8gemm::detail
