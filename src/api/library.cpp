@@ -63,7 +63,7 @@ TuningDb& Library::tuning_db_locked(const TuningMetadata& device) {
 
 std::optional<KernelSpec> Library::find_tuned(const TuningMetadata& device, const GemmProblem& p) {
   std::lock_guard<std::mutex> lock(tuning_mutex_);
-  const TunedEntry* e = tuning_db_locked(device).find(p.kind, p.m, p.n, p.k, p.groups);
+  const TunedEntry* e = tuning_db_locked(device).find(p);
   if (e == nullptr) return std::nullopt;
   return e->spec;
 }
@@ -71,10 +71,10 @@ std::optional<KernelSpec> Library::find_tuned(const TuningMetadata& device, cons
 void Library::record_tuned(const TuningMetadata& device, const GemmProblem& p, const TunedEntry& entry) {
   std::lock_guard<std::mutex> lock(tuning_mutex_);
   TuningDb& db = tuning_db_locked(device);
-  db.put(p.kind, p.m, p.n, p.k, entry, p.groups);
+  db.put(p, entry);
   if (disk_.dir().empty()) return;
   TuningDb one(device);  // merge just this entry into the file (others may have written meanwhile)
-  one.put(p.kind, p.m, p.n, p.k, entry, p.groups);
+  one.put(p, entry);
   const std::string path = tuning_db_path(disk_.dir(), device);
   if (const int err = save_tuning_db(path, one))
     log(LogLevel::Warn, "could not write the tuning database {}: {}", path, std::strerror(err));
@@ -82,12 +82,12 @@ void Library::record_tuned(const TuningMetadata& device, const GemmProblem& p, c
 
 KernelSpec Library::tuned_or_tune(const TuningMetadata& device, const GemmProblem& p,
                                   const std::function<TunedEntry()>& tune) {
-  const std::string key = tuning_db_path(disk_.dir(), device) + "|" + TuningDb::key(p.kind, p.m, p.n, p.k, p.groups);
+  const std::string key = tuning_db_path(disk_.dir(), device) + "|" + TuningDb::key(p);
   std::promise<KernelSpec> promise;
   std::shared_future<KernelSpec> shared;
   {
     std::lock_guard<std::mutex> lock(tuning_mutex_);
-    if (const TunedEntry* e = tuning_db_locked(device).find(p.kind, p.m, p.n, p.k, p.groups)) return e->spec;
+    if (const TunedEntry* e = tuning_db_locked(device).find(p)) return e->spec;
     auto it = tuning_in_flight_.find(key);
     if (it != tuning_in_flight_.end()) {
       shared = it->second;

@@ -80,7 +80,7 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
           }
         }
         for (const TuningDb& db : tunable(p.kind) ? databases : std::vector<TuningDb>{})
-          if (const TunedEntry* e = db.find(p.kind, p.m, p.n, p.k, p.groups)) {
+          if (const TunedEntry* e = db.find(p)) {
             const KernelSpec& s = e->spec;
             const bool seen = s == planned.spec || std::any_of(extra.begin(), extra.end(),
                                                                 [&](const Extra& x) { return x.spec == s; });

@@ -138,8 +138,9 @@ double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device,
   return predict(spec, m, device, groups).us();
 }
 
-std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
-                                       const DeviceTraits& device, int64_t groups) {
+std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceTraits& device) {
+  const KernelKind kind = problem.kind;
+  const int64_t m = problem.m, n = problem.n, k = problem.k, groups = problem.groups;
   std::vector<RankedConfig> out;
   const Family& f = family(kind);
   const int64_t group_m = (m + groups - 1) / std::max<int64_t>(groups, 1);  // rows of one group (m if 1)

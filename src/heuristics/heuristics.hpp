@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "problem/gemm_problem.hpp"
 #include "problem/problem.hpp"
 
 namespace fp8gemm::detail {
@@ -23,9 +24,8 @@ struct RankedConfig {
 // choice. Pure and deterministic. KGrouped: m is the rows of all groups (groups x M) and
 // k the expected K per group; the specs it returns have k = 0.
 // groups > 1 (GroupedMasked): m is groups x rows per group, and every group's rows start a
-// new M block.
-std::vector<RankedConfig> rank_configs(KernelKind kind, int64_t m, int64_t n, int64_t k,
-                                       const DeviceTraits& device, int64_t groups = 1);
+// new M block. (The problem as the cost model sees it: cost_model_problem, runtime/planner.hpp.)
+std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceTraits& device);
 
 // The model's two bounds for one spec at a given M: the tensor-core side (waves x per-tile
 // time) and the HBM side (bytes at measured bandwidth, plus what does not overlap them).

@@ -10,8 +10,10 @@
 
 namespace fp8gemm::detail {
 
-int64_t cost_model_groups(KernelKind kind, int64_t groups) {
-  return family(kind).groups_in_cost_model ? std::max<int64_t>(groups, 1) : 1;
+GemmProblem cost_model_problem(const GemmProblem& problem) {
+  GemmProblem p = problem;
+  p.groups = family(p.kind).groups_in_cost_model ? std::max<int64_t>(p.groups, 1) : 1;
+  return p;
 }
 
 PlannedKernel plan_kernel(const GemmProblem& problem, const DeviceTraits& device, KernelStore& store,
@@ -35,7 +37,7 @@ PlannedKernel plan_kernel(const GemmProblem& problem, const DeviceTraits& device
     }
     log(LogLevel::Warn, "tuned kernel {} compiled to a slow path here; using the heuristic", p.spec.slug());
   }
-  const std::vector<RankedConfig> ranked = rank_configs(kind, m, n, k, device, cost_model_groups(kind, problem.groups));
+  const std::vector<RankedConfig> ranked = rank_configs(cost_model_problem(problem), device);
   PlannedKernel first;
   for (size_t i = 0; i < ranked.size() && i < kMaxTries; ++i) {
     PlannedKernel p;

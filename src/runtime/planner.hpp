@@ -25,9 +25,9 @@ struct PlanOptions {
   const KernelSpec* tuned = nullptr;  // a measured winner to use first (tuning database)
 };
 
-// The groups rank_configs splits m over for a problem of `groups` groups: GroupedMasked's
-// experts; 1 for the other kinds (planned as one matrix of m rows).
-int64_t cost_model_groups(KernelKind kind, int64_t groups);
+// The problem as rank_configs sees it: its groups are those the cost model splits m over
+// (GroupedMasked's experts; 1 for the other kinds, planned as one matrix of m rows).
+GemmProblem cost_model_problem(const GemmProblem& problem);
 
 // (GroupedMasked: the cost model splits the problem's m over its experts, m = groups x
 // expected_m, so that it counts each expert's tiles.)

@@ -262,8 +262,7 @@ TunedEntry choose_winner(const GemmProblem& problem, const std::vector<TimedConf
 }  // namespace
 
 std::vector<KernelSpec> tuning_candidates(const GemmProblem& problem, const DeviceTraits& device, int count) {
-  const std::vector<RankedConfig> ranked = rank_configs(problem.kind, problem.m, problem.n, problem.k, device,
-                                                        cost_model_groups(problem.kind, problem.groups));
+  const std::vector<RankedConfig> ranked = rank_configs(cost_model_problem(problem), device);
   std::vector<KernelSpec> out;
   auto add = [&](const KernelSpec& s) {
     if (static_cast<int>(out.size()) < count && spec_illegal_reason(s).empty() &&

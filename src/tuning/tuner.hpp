@@ -31,7 +31,7 @@ struct TuneOutcome {
 
 // The candidates for a problem: the heuristic's ranking (first choice first), its best
 // few with other rasterizations, without duplicates (ranked as plan_kernel ranks them:
-// cost_model_groups).
+// cost_model_problem).
 std::vector<KernelSpec> tuning_candidates(const GemmProblem& problem, const DeviceTraits& device, int count);
 
 // Compiles the candidates (in parallel) and times each on the runtime's device, whose

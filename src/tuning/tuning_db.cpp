@@ -69,21 +69,21 @@ int64_t m_bucket(int64_t m) {
   return bucket;
 }
 
-std::string TuningDb::key(KernelKind kind, int64_t m, int64_t n, int64_t k, int64_t groups) {
-  const std::string one = fmt::format("{}:n{}:k{}:m{}", kind_name(kind), n, k, m_bucket(m));
-  const int64_t g = GemmProblem{kind, m, n, k, groups}.plan_groups();
+std::string TuningDb::key(const GemmProblem& p) {
+  const std::string one = fmt::format("{}:n{}:k{}:m{}", kind_name(p.kind), p.n, p.k, m_bucket(p.m));
+  const int64_t g = p.plan_groups();
   return g == 1 ? one : fmt::format("{}:g{}", one, g);  // one group: the format-1 key
 }
 
-const TunedEntry* TuningDb::find(KernelKind kind, int64_t m, int64_t n, int64_t k, int64_t groups) const {
-  auto it = entries_.find(key(kind, m, n, k, groups));
+const TunedEntry* TuningDb::find(const GemmProblem& p) const {
+  auto it = entries_.find(key(p));
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-void TuningDb::put(KernelKind kind, int64_t m, int64_t n, int64_t k, const TunedEntry& entry, int64_t groups) {
-  TunedEntry& e = entries_[key(kind, m, n, k, groups)] = entry;
-  e.k = k;
-  e.groups = GemmProblem{kind, 0, 0, 0, groups}.plan_groups();
+void TuningDb::put(const GemmProblem& p, const TunedEntry& entry) {
+  TunedEntry& e = entries_[key(p)] = entry;
+  e.k = p.k;
+  e.groups = p.plan_groups();
 }
 
 void TuningDb::merge_missing(const TuningDb& other) {
@@ -138,7 +138,7 @@ std::optional<TuningDb> TuningDb::from_json(const std::string& text, std::string
       entry.groups = format == kOldestFormat ? 1 : e.at("groups").get<int64_t>();
       // The key must be the one this entry would be stored under.
       const int64_t spec_k = family(entry.spec.kind).k_at_run_time ? entry.k : entry.spec.k;
-      if (entry.k != spec_k || key(entry.spec.kind, entry.m_measured, entry.spec.n, entry.k, entry.groups) != k ||
+      if (entry.k != spec_k || key({entry.spec.kind, entry.m_measured, entry.spec.n, entry.k, entry.groups}) != k ||
           entry.groups != GemmProblem{entry.spec.kind, 0, 0, 0, entry.groups}.plan_groups()) {
         *why = fmt::format("entry {} does not match its kernel {}, M {}, K {} and groups {}", k, entry.spec.slug(),
                            entry.m_measured, entry.k, entry.groups);

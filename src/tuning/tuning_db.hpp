@@ -55,8 +55,9 @@ class TuningDb {
   const TuningMetadata& metadata() const { return metadata_; }
   const std::map<std::string, TunedEntry>& entries() const { return entries_; }
 
-  const TunedEntry* find(KernelKind kind, int64_t m, int64_t n, int64_t k, int64_t groups = 1) const;
-  void put(KernelKind kind, int64_t m, int64_t n, int64_t k, const TunedEntry& entry, int64_t groups = 1);
+  // The entry of a problem (by its kind, N, K, M bucket and plan_groups), or nullptr.
+  const TunedEntry* find(const GemmProblem& problem) const;
+  void put(const GemmProblem& problem, const TunedEntry& entry);
   // Adds `other`'s entries that this one lacks (this one's win on conflicts).
   void merge_missing(const TuningDb& other);
 
@@ -67,7 +68,7 @@ class TuningDb {
   static std::optional<TuningDb> from_json(const std::string& text, std::string* why);
 
   // "gemm1d2d:n7168:k2048:m4096"; with more than one group (problem_groups) ":g8" follows.
-  static std::string key(KernelKind kind, int64_t m, int64_t n, int64_t k, int64_t groups = 1);
+  static std::string key(const GemmProblem& problem);
 
  private:
   TuningMetadata metadata_;

@@ -23,7 +23,7 @@ TEST(Heuristics, EveryCandidateIsLegalAndRankedByPrediction) {
   const DeviceTraits h200;
   for (const auto& nk : kDense)
     for (int64_t m : {1, 7, 64, 128, 129, 1000, 4096}) {
-      const auto ranked = rank_configs(KernelKind::Gemm1D2D, m, nk[0], nk[1], h200);
+      const auto ranked = rank_configs({KernelKind::Gemm1D2D, m, nk[0], nk[1]}, h200);
       ASSERT_FALSE(ranked.empty());
       for (const RankedConfig& r : ranked) {
         EXPECT_EQ(spec_illegal_reason(r.spec), "") << r.spec.slug();
@@ -42,12 +42,12 @@ TEST(Heuristics, EveryCandidateIsLegalAndRankedByPrediction) {
 TEST(Heuristics, SmallMUsesOneMathWarpgroup) {
   for (const auto& nk : kDense)
     for (int64_t m : {1, 7, 64})
-      EXPECT_EQ(rank_configs(KernelKind::Gemm1D2D, m, nk[0], nk[1], DeviceTraits{}).front().spec.config.block_m, 64);
+      EXPECT_EQ(rank_configs({KernelKind::Gemm1D2D, m, nk[0], nk[1]}, DeviceTraits{}).front().spec.config.block_m, 64);
 }
 
 TEST(Heuristics, DeterministicAndUsesDeepestPipeline) {
-  const auto a = rank_configs(KernelKind::Gemm1D2D, 4096, 7168, 2048, DeviceTraits{});
-  const auto b = rank_configs(KernelKind::Gemm1D2D, 4096, 7168, 2048, DeviceTraits{});
+  const auto a = rank_configs({KernelKind::Gemm1D2D, 4096, 7168, 2048}, DeviceTraits{});
+  const auto b = rank_configs({KernelKind::Gemm1D2D, 4096, 7168, 2048}, DeviceTraits{});
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].spec, b[i].spec);
   for (const RankedConfig& r : a) {
@@ -62,12 +62,12 @@ TEST(Heuristics, DeterministicAndUsesDeepestPipeline) {
 // on 576x7168 at M = 4096 (128x144), no faster where HBM bounds the time.
 TEST(Heuristics, OverlappingSlabsOnlyWhereTheTensorCoresBound) {
   const DeviceTraits h200;
-  const KernelSpec wide = rank_configs(KernelKind::Gemm1D2D, 4096, 576, 7168, h200).front().spec;
+  const KernelSpec wide = rank_configs({KernelKind::Gemm1D2D, 4096, 576, 7168}, h200).front().spec;
   EXPECT_EQ(wide.config.block_n, 144) << wide.slug();
   EXPECT_EQ(wide.config.tma_store, 1) << wide.slug();
   for (const auto& nk : kDense)
     for (int64_t m : {1, 64, 128, 4096})
-      for (const RankedConfig& r : rank_configs(KernelKind::Gemm1D2D, m, nk[0], nk[1], h200)) {
+      for (const RankedConfig& r : rank_configs({KernelKind::Gemm1D2D, m, nk[0], nk[1]}, h200)) {
         const KernelConfig& c = r.spec.config;
         if (c.tma_store == 0 || c.block_n % 64 == 0) continue;
         EXPECT_GE(c.block_m, 128) << r.spec.slug();
@@ -75,20 +75,20 @@ TEST(Heuristics, OverlappingSlabsOnlyWhereTheTensorCoresBound) {
         EXPECT_GT(p.compute_us, p.memory_us) << r.spec.slug() << " at M=" << m;
       }
   // 176 columns (three blocks of B's scales per tile) are legal but not ranked.
-  for (const RankedConfig& r : rank_configs(KernelKind::Gemm1D2D, 4096, 2112, 7168, h200))
+  for (const RankedConfig& r : rank_configs({KernelKind::Gemm1D2D, 4096, 2112, 7168}, h200))
     EXPECT_NE(r.spec.config.block_n, 176) << r.spec.slug();
 }
 
 TEST(Heuristics, FewerSmsNeverPredictFaster) {
   DeviceTraits small;
   small.num_sms = 66;
-  const KernelSpec s = rank_configs(KernelKind::Gemm1D2D, 4096, 7168, 2048, DeviceTraits{}).front().spec;
+  const KernelSpec s = rank_configs({KernelKind::Gemm1D2D, 4096, 7168, 2048}, DeviceTraits{}).front().spec;
   EXPECT_GE(predict_us(s, 4096, small), predict_us(s, 4096, DeviceTraits{}));
 }
 
 TEST(Heuristics, PredictionRespectsTheMemoryFloor) {
   // M = 1, N = 7168, K = 16384 reads 117 MB of B: no config can beat ~27 us at 4.3 TB/s.
-  const KernelSpec s = rank_configs(KernelKind::Gemm1D2D, 1, 7168, 16384, DeviceTraits{}).front().spec;
+  const KernelSpec s = rank_configs({KernelKind::Gemm1D2D, 1, 7168, 16384}, DeviceTraits{}).front().spec;
   EXPECT_GE(predict_us(s, 1, DeviceTraits{}), 7168.0 * 16384 / 4.3e12 * 1e6);
 }
 
@@ -107,7 +107,7 @@ TEST(Heuristics, DecodeMemoryTimeCountsTheStreamingSms) {
   EXPECT_GE(idle_32, floor_us * 132 / 100);
   EXPECT_LT(idle_4, idle_20);
   EXPECT_LT(idle_20, idle_32);
-  const KernelConfig first = rank_configs(KernelKind::Gemm1D2D, 1, 7168, 16384, h200).front().spec.config;
+  const KernelConfig first = rank_configs({KernelKind::Gemm1D2D, 1, 7168, 16384}, h200).front().spec.config;
   EXPECT_GE((7168 + first.block_n - 1) / first.block_n * first.split_k, 120) << "leaves SMs idle";
 }
 
@@ -116,7 +116,7 @@ TEST(Heuristics, DecodeMemoryTimeCountsTheStreamingSms) {
 // 64-row tiles; the model must rank it first. Grouped problems keep B counted once.
 TEST(Heuristics, TwoMBlocksFetchBTwice) {
   const DeviceTraits h200;
-  const KernelConfig first = rank_configs(KernelKind::Gemm1D2D, 128, 4096, 7168, h200).front().spec.config;
+  const KernelConfig first = rank_configs({KernelKind::Gemm1D2D, 128, 4096, 7168}, h200).front().spec.config;
   EXPECT_EQ(first.block_m, 128);
   EXPECT_EQ(first.block_n, 64);
   EXPECT_EQ(first.split_k, 2);
@@ -164,7 +164,7 @@ TEST(Heuristics, DecodePicksOnTheRecordedSweep) {
     for (const auto& [kernel, us] : kernels)
       if (planner_raster(kernel)) best = std::min(best, us);
     double picked = 0;
-    for (const RankedConfig& r : rank_configs(KernelKind::Gemm1D2D, m, n, k, h200)) {
+    for (const RankedConfig& r : rank_configs({KernelKind::Gemm1D2D, m, n, k}, h200)) {
       const auto it = kernels.find(r.spec.slug());
       if (it == kernels.end()) continue;
       picked = it->second;
@@ -186,7 +186,7 @@ TEST(Heuristics, TuningCandidatesStartWithTheHeuristicsChoice) {
   const DeviceTraits h200;
   for (const auto& nk : kDense)
     for (int64_t m : {1, 128, 4096}) {
-      const auto ranked = rank_configs(KernelKind::Gemm1D2D, m, nk[0], nk[1], h200);
+      const auto ranked = rank_configs({KernelKind::Gemm1D2D, m, nk[0], nk[1]}, h200);
       const std::vector<KernelSpec> c = tuning_candidates(GemmProblem{KernelKind::Gemm1D2D, m, nk[0], nk[1]}, h200, 8);
       ASSERT_FALSE(c.empty());
       EXPECT_LE(c.size(), 8u);
@@ -217,29 +217,29 @@ TEST(Heuristics, TuningCandidatesStartWithTheHeuristicsChoice) {
 TEST(Heuristics, MaskedExpertsArePlannedPerExpert) {
   const DeviceTraits h200;
   for (auto [groups, rows] : {std::pair<int64_t, int64_t>{32, 20}, {6, 20}, {32, 64}})
-    EXPECT_EQ(rank_configs(KernelKind::GroupedMasked, groups * rows, 4096, 2048, h200, groups).front().spec.config.block_m,
+    EXPECT_EQ(rank_configs({KernelKind::GroupedMasked, groups * rows, 4096, 2048, groups}, h200).front().spec.config.block_m,
               64)
         << groups << " x " << rows;
   for (auto [groups, rows] : {std::pair<int64_t, int64_t>{6, 1024}, {32, 65}, {32, 128}, {8, 300}})
-    EXPECT_EQ(rank_configs(KernelKind::GroupedMasked, groups * rows, 6144, 7168, h200, groups).front().spec.config.block_m,
+    EXPECT_EQ(rank_configs({KernelKind::GroupedMasked, groups * rows, 6144, 7168, groups}, h200).front().spec.config.block_m,
               128)
         << groups << " x " << rows;
   for (auto [groups, rows] : {std::pair<int64_t, int64_t>{32, 192}, {32, 256}})
-    EXPECT_EQ(rank_configs(KernelKind::GroupedMasked, groups * rows, 6144, 7168, h200, groups).front().spec.config.block_m,
+    EXPECT_EQ(rank_configs({KernelKind::GroupedMasked, groups * rows, 6144, 7168, groups}, h200).front().spec.config.block_m,
               256)
         << groups << " x " << rows;
   // Contiguous segments start at multiples of 128 rows: never a 256-row tile.
-  for (const RankedConfig& r : rank_configs(KernelKind::GroupedContiguous, 32768, 6144, 7168, h200, 4))
+  for (const RankedConfig& r : rank_configs({KernelKind::GroupedContiguous, 32768, 6144, 7168, 4}, h200))
     EXPECT_LE(r.spec.config.block_m, 128) << r.spec.slug();
   // Every expert's weights count towards the memory floor.
-  const KernelSpec s = rank_configs(KernelKind::GroupedMasked, 6 * 20, 4096, 2048, h200, 6).front().spec;
+  const KernelSpec s = rank_configs({KernelKind::GroupedMasked, 6 * 20, 4096, 2048, 6}, h200).front().spec;
   EXPECT_GE(predict_us(s, 6 * 20, h200, 6), 6.0 * 4096 * 2048 / 4.3e12 * 1e6);
 }
 
 TEST(Heuristics, WeightGradientCandidates) {
   const DeviceTraits h200;
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{2112, 4096, 7168}, {576, 4096, 7168}, {7168, 4096, 16384}}) {
-    const auto ranked = rank_configs(KernelKind::Gemm1D1D, m, n, k, h200);
+    const auto ranked = rank_configs({KernelKind::Gemm1D1D, m, n, k}, h200);
     ASSERT_FALSE(ranked.empty());
     for (const RankedConfig& r : ranked) {
       EXPECT_EQ(r.spec.kind, KernelKind::Gemm1D1D);
@@ -252,21 +252,21 @@ TEST(Heuristics, WeightGradientCandidates) {
   }
   // 192-row tiles where they fill the SMs better (measured: 576x4096x7168 40 us against 46
   // for 128x160), 128x128 with two wgmma buffers on long K (1134 us against 1173 for 192x128).
-  EXPECT_EQ(rank_configs(KernelKind::Gemm1D1D, 576, 4096, 7168, h200).front().spec.config.block_m, 192);
-  const KernelConfig long_k = rank_configs(KernelKind::Gemm1D1D, 7168, 4096, 16384, h200).front().spec.config;
+  EXPECT_EQ(rank_configs({KernelKind::Gemm1D1D, 576, 4096, 7168}, h200).front().spec.config.block_m, 192);
+  const KernelConfig long_k = rank_configs({KernelKind::Gemm1D1D, 7168, 4096, 16384}, h200).front().spec.config;
   EXPECT_EQ(long_k.block_m, 128);
   EXPECT_EQ(long_k.block_n, 128);
   EXPECT_EQ(long_k.group_n, 8);
   // Bound by HBM: stripes as wide as N (whole rows of D per wave).
-  const KernelConfig short_k = rank_configs(KernelKind::Gemm1D1D, 32768, 4096, 512, h200).front().spec.config;
+  const KernelConfig short_k = rank_configs({KernelKind::Gemm1D1D, 32768, 4096, 512}, h200).front().spec.config;
   EXPECT_EQ(short_k.group_n, (4096 + short_k.block_n - 1) / short_k.block_n);
   // The shapes of GpuWgrad.ThreeMathWarpgroups (tails in M, N and K) take 192-row tiles.
-  EXPECT_EQ(rank_configs(KernelKind::Gemm1D1D, 1100, 4100, 1040, h200).front().spec.config.block_m, 192);
-  EXPECT_EQ(rank_configs(KernelKind::Gemm1D1D, 1300, 2052, 7200, h200).front().spec.config.block_m, 192);
+  EXPECT_EQ(rank_configs({KernelKind::Gemm1D1D, 1100, 4100, 1040}, h200).front().spec.config.block_m, 192);
+  EXPECT_EQ(rank_configs({KernelKind::Gemm1D1D, 1300, 2052, 7200}, h200).front().spec.config.block_m, 192);
   // Not for k-grouped (measured slower there) nor for the 1D2D kernels.
-  for (const RankedConfig& r : rank_configs(KernelKind::KGrouped, 4 * 4096, 7168, 8192, h200, 4))
+  for (const RankedConfig& r : rank_configs({KernelKind::KGrouped, 4 * 4096, 7168, 8192, 4}, h200))
     EXPECT_NE(r.spec.config.block_m, 192) << r.spec.slug();
-  for (const RankedConfig& r : rank_configs(KernelKind::Gemm1D2D, 4096, 7168, 16384, h200))
+  for (const RankedConfig& r : rank_configs({KernelKind::Gemm1D2D, 4096, 7168, 16384}, h200))
     EXPECT_NE(r.spec.config.block_m, 192) << r.spec.slug();
 }
 
@@ -275,20 +275,16 @@ TEST(Heuristics, WeightGradientCandidates) {
 // per expert; contiguous and k-grouped: all rows as one matrix, whatever their groups).
 TEST(Heuristics, GroupedTuningCandidates) {
   const DeviceTraits h200;
-  struct Problem {
-    KernelKind kind;
-    int64_t m, n, k, groups;
-  };
-  for (const Problem& p : {Problem{KernelKind::GroupedContiguous, 32768, 4096, 7168, 8},
-                           Problem{KernelKind::GroupedContiguous, 2048, 7168, 3072, 8},
-                           Problem{KernelKind::GroupedMasked, 32 * 20, 4096, 2048, 32},
-                           Problem{KernelKind::GroupedMasked, 6 * 1024, 6144, 7168, 6},
-                           Problem{KernelKind::GroupedMasked, 640, 4096, 2048, 1},
-                           Problem{KernelKind::KGrouped, 4 * 4096, 7168, 8192, 4},
-                           Problem{KernelKind::KGrouped, 16 * 7168, 2048, 2048, 16}}) {
+  for (const GemmProblem& p : {GemmProblem{KernelKind::GroupedContiguous, 32768, 4096, 7168, 8},
+                               GemmProblem{KernelKind::GroupedContiguous, 2048, 7168, 3072, 8},
+                               GemmProblem{KernelKind::GroupedMasked, 32 * 20, 4096, 2048, 32},
+                               GemmProblem{KernelKind::GroupedMasked, 6 * 1024, 6144, 7168, 6},
+                               GemmProblem{KernelKind::GroupedMasked, 640, 4096, 2048, 1},
+                               GemmProblem{KernelKind::KGrouped, 4 * 4096, 7168, 8192, 4},
+                               GemmProblem{KernelKind::KGrouped, 16 * 7168, 2048, 2048, 16}}) {
     SCOPED_TRACE(std::string(kind_name(p.kind)) + " m=" + std::to_string(p.m) + " groups=" + std::to_string(p.groups));
-    const auto ranked = rank_configs(p.kind, p.m, p.n, p.k, h200, cost_model_groups(p.kind, p.groups));
-    const std::vector<KernelSpec> c = tuning_candidates(GemmProblem{p.kind, p.m, p.n, p.k, p.groups}, h200, 8);
+    const auto ranked = rank_configs(cost_model_problem(p), h200);
+    const std::vector<KernelSpec> c = tuning_candidates(p, h200, 8);
     ASSERT_FALSE(c.empty());
     EXPECT_LE(c.size(), 8u);
     EXPECT_EQ(c.front(), ranked.front().spec);
@@ -318,7 +314,7 @@ TEST(Heuristics, GroupedTuningCandidates) {
 // shorter K loops keep the plain choice (even at K = 7168, slower at K <= 2048).
 TEST(Heuristics, LongKLoopsTakeAMulticastAndAFourthStage) {
   const DeviceTraits h200;
-  const KernelConfig long_k = rank_configs(KernelKind::Gemm1D2D, 4096, 7168, 16384, h200).front().spec.config;
+  const KernelConfig long_k = rank_configs({KernelKind::Gemm1D2D, 4096, 7168, 16384}, h200).front().spec.config;
   EXPECT_EQ(long_k.block_m, 256);
   EXPECT_EQ(long_k.block_n, 128);
   EXPECT_EQ(long_k.stages, 4);
@@ -326,10 +322,10 @@ TEST(Heuristics, LongKLoopsTakeAMulticastAndAFourthStage) {
   EXPECT_EQ(long_k.tma_store, 2);
   for (const auto& nk : kDense)
     for (int64_t m : {1, 128, 4096})
-      for (const RankedConfig& r : rank_configs(KernelKind::Gemm1D2D, m, nk[0], nk[1], h200))
+      for (const RankedConfig& r : rank_configs({KernelKind::Gemm1D2D, m, nk[0], nk[1]}, h200))
         if (r.spec.config.tma_store == 2)
           EXPECT_TRUE(r.spec.config.block_m == 256 && nk[1] >= 96 * 128) << r.spec.slug() << " at M=" << m;
-  const KernelConfig mid_k = rank_configs(KernelKind::Gemm1D2D, 4096, 4096, 7168, h200).front().spec.config;
+  const KernelConfig mid_k = rank_configs({KernelKind::Gemm1D2D, 4096, 4096, 7168}, h200).front().spec.config;
   EXPECT_EQ(mid_k.multicast, 0);
   EXPECT_NE(mid_k.tma_store, 2);
 }

@@ -47,7 +47,7 @@ TEST(Limits, EveryShapeInsideTheLimitsHasAConfig) {
             SCOPED_TRACE(testing::Message() << "kind " << static_cast<int>(kind) << " m " << m << " n " << n << " k "
                                             << k << " groups " << groups);
             const int64_t rows = kind == KernelKind::GroupedMasked ? m * groups : m;
-            EXPECT_NO_THROW(EXPECT_FALSE(detail::rank_configs(kind, rows, n, k, detail::DeviceTraits{}, groups).empty()));
+            EXPECT_NO_THROW(EXPECT_FALSE(detail::rank_configs({kind, rows, n, k, groups}, detail::DeviceTraits{}).empty()));
           }
   }
 }
@@ -92,5 +92,5 @@ TEST(Limits, ShapesOutsideTheLimitsAreInvalidArgumentsEverywhere) {
     expect_invalid([&] { kernel_name(shape); }, needle);
   }
   // The K limit of the 128x128-scaled kernels does not apply to weight gradients.
-  EXPECT_NO_THROW(detail::rank_configs(detail::KernelKind::Gemm1D1D, 4096, 4096, 1682960, detail::DeviceTraits{}));
+  EXPECT_NO_THROW(detail::rank_configs({detail::KernelKind::Gemm1D1D, 4096, 4096, 1682960}, detail::DeviceTraits{}));
 }

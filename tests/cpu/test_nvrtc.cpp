@@ -168,7 +168,7 @@ TEST(Nvrtc, ResourceReportParsing) {
 // choices compile cleanly: the tile's B scales for 8192 K blocks fill most of shared memory.
 TEST(Nvrtc, KernelsAtTheKLimitCompileClean) {
   for (int64_t m : {int64_t(1), int64_t(4096)}) {
-    const std::vector<RankedConfig> ranked = rank_configs(KernelKind::Gemm1D2D, m, 4096, kMaxK1D2D, DeviceTraits{});
+    const std::vector<RankedConfig> ranked = rank_configs({KernelKind::Gemm1D2D, m, 4096, kMaxK1D2D}, DeviceTraits{});
     ASSERT_FALSE(ranked.empty());
     expect_clean_kernel(ranked.front().spec);
   }

@@ -89,7 +89,7 @@ TEST(TuningApi, PrewarmCompilesTunedWinnersFromTheCacheDirectory) {
     e.us = 5;
     e.heuristic = "x";
     e.heuristic_us = 6;
-    db.put(KernelKind::Gemm1D2D, 64, 1056, 2048, e);
+    db.put({KernelKind::Gemm1D2D, 64, 1056, 2048}, e);
     const std::string path = tuning_db_path(cache_dir, db.metadata());
     EXPECT_EQ(save_tuning_db(path, db), 0);
     return std::make_pair(path, e.spec.slug());
@@ -179,12 +179,12 @@ void record(detail::TuningDb* db, const GemmShape& shape, const detail::KernelSp
   const detail::GemmProblem p = detail::planned_problem(shape, "test");
   detail::TunedEntry e = tuned_entry(spec);
   e.m_measured = p.m;
-  db->put(p.kind, p.m, p.n, p.k, e, p.groups);
+  db->put({p.kind, p.m, p.n, p.k, p.groups}, e);
 }
 
 const detail::TunedEntry* lookup(const detail::TuningDb& db, const GemmShape& shape) {
   const detail::GemmProblem p = detail::planned_problem(shape, "test");
-  return db.find(p.kind, p.m, p.n, p.k, p.groups);
+  return db.find(p);
 }
 
 }  // namespace

@@ -45,23 +45,23 @@ TEST(TuningDb, MBuckets) {
 
 TEST(TuningDb, FindUsesTheBucket) {
   TuningDb db(h200());
-  db.put(KernelKind::Gemm1D2D, 4096, 7168, 2048, entry(4096, 7168, 2048, 256, 128, 3));
-  ASSERT_NE(db.find(KernelKind::Gemm1D2D, 3000, 7168, 2048), nullptr);  // same bucket (2049..4096]
-  EXPECT_EQ(db.find(KernelKind::Gemm1D2D, 3000, 7168, 2048)->spec.config.block_m, 256);
-  EXPECT_EQ(db.find(KernelKind::Gemm1D2D, 2048, 7168, 2048), nullptr);  // other bucket
-  EXPECT_EQ(db.find(KernelKind::Gemm1D2D, 4096, 7168, 4096), nullptr);  // other K
+  db.put({KernelKind::Gemm1D2D, 4096, 7168, 2048}, entry(4096, 7168, 2048, 256, 128, 3));
+  ASSERT_NE(db.find({KernelKind::Gemm1D2D, 3000, 7168, 2048}), nullptr);  // same bucket (2049..4096]
+  EXPECT_EQ(db.find({KernelKind::Gemm1D2D, 3000, 7168, 2048})->spec.config.block_m, 256);
+  EXPECT_EQ(db.find({KernelKind::Gemm1D2D, 2048, 7168, 2048}), nullptr);  // other bucket
+  EXPECT_EQ(db.find({KernelKind::Gemm1D2D, 4096, 7168, 4096}), nullptr);  // other K
 }
 
 TEST(TuningDb, JsonRoundTrip) {
   TuningDb db(h200());
-  db.put(KernelKind::Gemm1D2D, 4096, 7168, 2048, entry(4096, 7168, 2048, 256, 128, 3));
-  db.put(KernelKind::Gemm1D2D, 1, 7168, 16384, entry(1, 7168, 16384, 64, 64, 8));
+  db.put({KernelKind::Gemm1D2D, 4096, 7168, 2048}, entry(4096, 7168, 2048, 256, 128, 3));
+  db.put({KernelKind::Gemm1D2D, 1, 7168, 16384}, entry(1, 7168, 16384, 64, 64, 8));
   std::string why;
   const std::optional<TuningDb> back = TuningDb::from_json(db.to_json(), &why);
   ASSERT_TRUE(back) << why;
   EXPECT_EQ(back->metadata(), h200());
   ASSERT_EQ(back->entries().size(), 2u);
-  const TunedEntry* e = back->find(KernelKind::Gemm1D2D, 1, 7168, 16384);
+  const TunedEntry* e = back->find({KernelKind::Gemm1D2D, 1, 7168, 16384});
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->spec, entry(1, 7168, 16384, 64, 64, 8).spec);
   EXPECT_DOUBLE_EQ(e->us, 100.0);
@@ -76,7 +76,7 @@ TEST(TuningDb, FileRoundTripAndMissingFile) {
   EXPECT_TRUE(load_tuning_db(path, h200(), &warning).entries().empty());
   EXPECT_EQ(warning, "");  // no file yet is not worth a warning
   TuningDb db(h200());
-  db.put(KernelKind::Gemm1D2D, 128, 2112, 7168, entry(128, 2112, 7168, 64, 64, 8));
+  db.put({KernelKind::Gemm1D2D, 128, 2112, 7168}, entry(128, 2112, 7168, 64, 64, 8));
   ASSERT_EQ(save_tuning_db(path, db), 0);
   const TuningDb back = load_tuning_db(path, h200(), &warning);
   EXPECT_EQ(warning, "");
@@ -87,7 +87,7 @@ TEST(TuningDb, MetadataMismatchIsIgnoredWithAWarning) {
   fp8gemm::test::TempDir dir;
   const std::string path = dir.path() + "/db.json";
   TuningDb db(h200());
-  db.put(KernelKind::Gemm1D2D, 128, 2112, 7168, entry(128, 2112, 7168, 64, 64, 8));
+  db.put({KernelKind::Gemm1D2D, 128, 2112, 7168}, entry(128, 2112, 7168, 64, 64, 8));
   ASSERT_EQ(save_tuning_db(path, db), 0);
   for (TuningMetadata other : {TuningMetadata{"NVIDIA H100 80GB HBM3", 132, 13000, "13.0", "0.1.0"},
                                TuningMetadata{"NVIDIA H200", 114, 13000, "13.0", "0.1.0"},
@@ -104,7 +104,7 @@ TEST(TuningDb, CorruptOrIllegalFilesAreIgnoredWithAWarning) {
   fp8gemm::test::TempDir dir;
   const std::string path = dir.path() + "/db.json";
   TuningDb db(h200());
-  db.put(KernelKind::Gemm1D2D, 128, 2112, 7168, entry(128, 2112, 7168, 64, 64, 8));
+  db.put({KernelKind::Gemm1D2D, 128, 2112, 7168}, entry(128, 2112, 7168, 64, 64, 8));
   const std::string good = db.to_json();
   std::string illegal = good;  // a config no kernel can have
   illegal.replace(illegal.find("\"block_n\": 64"), 13, "\"block_n\": 72");
@@ -134,7 +134,7 @@ TEST(TuningDb, ConcurrentWritersMerge) {
     for (int i = 0; i < kEach; ++i) {
       TuningDb db(h200());
       const int64_t n = 1024 + 16 * (writer * kEach + i);
-      db.put(KernelKind::Gemm1D2D, 64, n, 2048, entry(64, n, 2048, 64, 64, 8));
+      db.put({KernelKind::Gemm1D2D, 64, n, 2048}, entry(64, n, 2048, 64, 64, 8));
       ASSERT_EQ(save_tuning_db(path, db), 0);
     }
   };
@@ -178,25 +178,24 @@ TunedEntry grouped_entry(KernelKind kind, int64_t m, int64_t n, int64_t k, int b
 // per count); a contiguous one is not (its rows are planned as one matrix). Problems of one
 // group keep the format-1 key.
 TEST(TuningDb, GroupedKeys) {
-  EXPECT_EQ(TuningDb::key(KernelKind::Gemm1D2D, 4096, 7168, 2048), "gemm1d2d:n7168:k2048:m4096");
-  EXPECT_EQ(TuningDb::key(KernelKind::Gemm1D2D, 4096, 7168, 2048, 8), "gemm1d2d:n7168:k2048:m4096");
-  EXPECT_EQ(TuningDb::key(KernelKind::GroupedMasked, 640, 4096, 2048, 32), "gemm1d2d_gm:n4096:k2048:m1024:g32");
-  EXPECT_EQ(TuningDb::key(KernelKind::GroupedMasked, 640, 4096, 2048, 1), "gemm1d2d_gm:n4096:k2048:m1024");
-  EXPECT_EQ(TuningDb::key(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8), "gemm1d1d_kg:n7168:k4096:m32768:g8");
-  EXPECT_EQ(TuningDb::key(KernelKind::GroupedContiguous, 32768, 4096, 7168, 8),
-            TuningDb::key(KernelKind::GroupedContiguous, 32768, 4096, 7168, 4));
+  EXPECT_EQ(TuningDb::key({KernelKind::Gemm1D2D, 4096, 7168, 2048}), "gemm1d2d:n7168:k2048:m4096");
+  EXPECT_EQ(TuningDb::key({KernelKind::Gemm1D2D, 4096, 7168, 2048, 8}), "gemm1d2d:n7168:k2048:m4096");
+  EXPECT_EQ(TuningDb::key({KernelKind::GroupedMasked, 640, 4096, 2048, 32}), "gemm1d2d_gm:n4096:k2048:m1024:g32");
+  EXPECT_EQ(TuningDb::key({KernelKind::GroupedMasked, 640, 4096, 2048, 1}), "gemm1d2d_gm:n4096:k2048:m1024");
+  EXPECT_EQ(TuningDb::key({KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8}), "gemm1d1d_kg:n7168:k4096:m32768:g8");
+  EXPECT_EQ(TuningDb::key({KernelKind::GroupedContiguous, 32768, 4096, 7168, 8}),
+            TuningDb::key({KernelKind::GroupedContiguous, 32768, 4096, 7168, 4}));
   EXPECT_EQ((GemmProblem{KernelKind::GroupedMasked, 0, 0, 0, 0}.plan_groups()), 1);
   EXPECT_EQ((GemmProblem{KernelKind::KGrouped, 0, 0, 0, 16}.plan_groups()), 16);
   EXPECT_EQ((GemmProblem{KernelKind::Gemm1D1D, 0, 0, 0, 16}.plan_groups()), 1);
 
   TuningDb db(h200());
-  db.put(KernelKind::GroupedMasked, 640, 4096, 2048, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128),
-         32);
-  ASSERT_NE(db.find(KernelKind::GroupedMasked, 600, 4096, 2048, 32), nullptr);  // same bucket and experts
-  EXPECT_EQ(db.find(KernelKind::GroupedMasked, 640, 4096, 2048, 6), nullptr);   // other experts
-  EXPECT_EQ(db.find(KernelKind::GroupedMasked, 640, 4096, 2048), nullptr);      // planned as one matrix
-  EXPECT_EQ(db.find(KernelKind::Gemm1D2D, 640, 4096, 2048, 32), nullptr);       // other kind
-  EXPECT_EQ(db.find(KernelKind::GroupedMasked, 640, 4096, 2048, 32)->groups, 32);
+  db.put({KernelKind::GroupedMasked, 640, 4096, 2048, 32}, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128));
+  ASSERT_NE(db.find({KernelKind::GroupedMasked, 600, 4096, 2048, 32}), nullptr);  // same bucket and experts
+  EXPECT_EQ(db.find({KernelKind::GroupedMasked, 640, 4096, 2048, 6}), nullptr);   // other experts
+  EXPECT_EQ(db.find({KernelKind::GroupedMasked, 640, 4096, 2048}), nullptr);      // planned as one matrix
+  EXPECT_EQ(db.find({KernelKind::Gemm1D2D, 640, 4096, 2048, 32}), nullptr);       // other kind
+  EXPECT_EQ(db.find({KernelKind::GroupedMasked, 640, 4096, 2048, 32})->groups, 32);
 }
 
 // Entries of every GEMM kind survive JSON and the file, with their K and groups.
@@ -204,28 +203,25 @@ TEST(TuningDb, GroupedEntriesRoundTrip) {
   fp8gemm::test::TempDir dir;
   const std::string path = dir.path() + "/tuning/db.json";
   TuningDb db(h200());
-  db.put(KernelKind::Gemm1D2D, 4096, 7168, 2048, entry(4096, 7168, 2048, 256, 128, 3));
-  db.put(KernelKind::GroupedContiguous, 32768, 4096, 7168,
-         grouped_entry(KernelKind::GroupedContiguous, 32768, 4096, 7168, 128, 128), 8);
-  db.put(KernelKind::GroupedMasked, 640, 4096, 2048, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128),
-         32);
-  db.put(KernelKind::KGrouped, 8 * 4096, 7168, 4096, grouped_entry(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 128, 112),
-         8);
+  db.put({KernelKind::Gemm1D2D, 4096, 7168, 2048}, entry(4096, 7168, 2048, 256, 128, 3));
+  db.put({KernelKind::GroupedContiguous, 32768, 4096, 7168, 8}, grouped_entry(KernelKind::GroupedContiguous, 32768, 4096, 7168, 128, 128));
+  db.put({KernelKind::GroupedMasked, 640, 4096, 2048, 32}, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128));
+  db.put({KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8}, grouped_entry(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 128, 112));
   ASSERT_EQ(save_tuning_db(path, db), 0);
   std::string warning;
   const TuningDb back = load_tuning_db(path, h200(), &warning);
   EXPECT_EQ(warning, "");
   ASSERT_EQ(back.entries().size(), 4u);
   EXPECT_EQ(back.to_json(), db.to_json());
-  const TunedEntry* kg = back.find(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8);
+  const TunedEntry* kg = back.find({KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8});
   ASSERT_NE(kg, nullptr);
   EXPECT_EQ(kg->spec, grouped_entry(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 128, 112).spec);
   EXPECT_EQ(kg->k, 4096);
   EXPECT_EQ(kg->groups, 8);
-  EXPECT_EQ(back.find(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 4), nullptr);
-  EXPECT_NE(back.find(KernelKind::GroupedContiguous, 30000, 4096, 7168, 4), nullptr);  // any expert count
-  EXPECT_NE(back.find(KernelKind::GroupedMasked, 640, 4096, 2048, 32), nullptr);
-  EXPECT_NE(back.find(KernelKind::Gemm1D2D, 4096, 7168, 2048), nullptr);
+  EXPECT_EQ(back.find({KernelKind::KGrouped, 8 * 4096, 7168, 4096, 4}), nullptr);
+  EXPECT_NE(back.find({KernelKind::GroupedContiguous, 30000, 4096, 7168, 4}), nullptr);  // any expert count
+  EXPECT_NE(back.find({KernelKind::GroupedMasked, 640, 4096, 2048, 32}), nullptr);
+  EXPECT_NE(back.find({KernelKind::Gemm1D2D, 4096, 7168, 2048}), nullptr);
 }
 
 // A file written before the grouped kinds were tuned (format 1: no K or groups per entry)
@@ -247,20 +243,19 @@ TEST(TuningDb, Format1FilesStillLoad) {
   std::string warning;
   const TuningDb loaded = load_tuning_db(path, h200(), &warning);
   EXPECT_EQ(warning, "");
-  const TunedEntry* e = loaded.find(KernelKind::Gemm1D2D, 3000, 7168, 2048);
+  const TunedEntry* e = loaded.find({KernelKind::Gemm1D2D, 3000, 7168, 2048});
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->spec, entry(4096, 7168, 2048, 256, 128, 3).spec);
   EXPECT_EQ(e->k, 2048);
   EXPECT_EQ(e->groups, 1);
 
   TuningDb more(h200());
-  more.put(KernelKind::GroupedMasked, 640, 4096, 2048,
-           grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128), 32);
+  more.put({KernelKind::GroupedMasked, 640, 4096, 2048, 32}, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128));
   ASSERT_EQ(save_tuning_db(path, more), 0);
   const TuningDb merged = load_tuning_db(path, h200(), &warning);
   EXPECT_EQ(warning, "");
   EXPECT_EQ(merged.entries().size(), 2u);
-  EXPECT_NE(merged.find(KernelKind::Gemm1D2D, 4096, 7168, 2048), nullptr);
+  EXPECT_NE(merged.find({KernelKind::Gemm1D2D, 4096, 7168, 2048}), nullptr);
   EXPECT_NE(read_file(path)->find("\"format\": 2"), std::string::npos);
 }
 
@@ -270,8 +265,7 @@ TEST(TuningDb, MismatchedGroupedEntriesAndUnknownFormatsAreIgnored) {
   fp8gemm::test::TempDir dir;
   const std::string path = dir.path() + "/db.json";
   TuningDb db(h200());
-  db.put(KernelKind::GroupedMasked, 640, 4096, 2048, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128),
-         32);
+  db.put({KernelKind::GroupedMasked, 640, 4096, 2048, 32}, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128));
   const std::string good = db.to_json();
   auto changed = [&](const std::string& from, const std::string& to) {
     std::string text = good;
