@@ -26,15 +26,29 @@ def read_version():
     return re.search(r'#define FP8GEMM_VERSION_STRING "([^"]+)"', text).group(1)
 
 
+def resolve(path, leaf=""):
+    """An absolute path for a path given at build time (with `leaf` appended). pip runs this
+    script in python/, so a relative path is taken from there or, if nothing is there, from the
+    project's root (where `FP8GEMM_BUILD_DIR=build pip install ./python` is typed)."""
+    if os.path.isabs(path):
+        return os.path.join(path, leaf) if leaf else path
+    for base in (os.getcwd(), os.path.dirname(HERE)):
+        candidate = os.path.abspath(os.path.join(base, path, leaf))
+        if os.path.exists(candidate):
+            return candidate
+    return os.path.abspath(os.path.join(path, leaf))
+
+
 def library_path():
     explicit = os.environ.get("FP8GEMM_LIBRARY")
     if explicit:
-        return os.path.abspath(explicit)
+        return resolve(explicit)
     build_dir = os.environ.get("FP8GEMM_BUILD_DIR")
     if build_dir:
-        path = os.path.join(os.path.abspath(build_dir), "libfp8gemm.so.0")
+        path = resolve(build_dir, "libfp8gemm.so.0")
         if not os.path.exists(path):
-            raise SystemExit(f"FP8GEMM_BUILD_DIR: {path} does not exist (build the fp8gemm target first)")
+            raise SystemExit(f"FP8GEMM_BUILD_DIR: {path} does not exist (build the fp8gemm target first, "
+                             "or give the build directory as an absolute path)")
         return path
     return ""
 

@@ -2,7 +2,8 @@
 # Installs the Debian packages fp8gemm builds with. The CUDA toolkit (12.3 or newer;
 # NVRTC, headers, nvcc for the GPU tests) is expected at /usr/local/cuda.
 set -euo pipefail
-packages=(cmake g++ make pkgconf libfmt-dev nlohmann-json3-dev libgtest-dev libcli11-dev python3-dev)
+packages=(cmake g++ make pkgconf libfmt-dev nlohmann-json3-dev libgtest-dev libcli11-dev python3-dev
+          python3-pip python3-setuptools python3-wheel)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
