@@ -18,9 +18,7 @@ namespace {
 // stands for: planned, tuned and prewarmed as that GemmShape (planned_problem).
 const LaunchPlan& plan_grouped(const CallContext& call, const GemmShape& shape, const char* fn) {
   counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);
-  DeviceRuntime& runtime = Library::instance().runtime(call.context());
-  const DeviceProps& device = runtime.props();
-  validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
+  DeviceRuntime& runtime = call_runtime(call);
   return plan_for_call(runtime, planned_problem(shape, fn));
 }
 

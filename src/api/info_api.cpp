@@ -4,6 +4,7 @@
 #include "util/error.hpp"
 #include "tuning/settings.hpp"
 #include "compiler/nvrtc_compiler.hpp"
+#include "driver/device_query.hpp"
 #include "driver/driver_api.hpp"
 #include "runtime/planner.hpp"
 #include "runtime/stats.hpp"
@@ -59,21 +60,19 @@ RuntimeInfo runtime_info() {
   cu->cuDriverGetVersion(&info.driver_version);
   info.driver = "CUDA " + std::to_string(info.driver_version / 1000) + "." +
                 std::to_string(info.driver_version % 1000 / 10);
-  int count = 0;
-  if (cu->cuDeviceGetCount(&count) != CUDA_SUCCESS) return info;
-  for (int i = 0; i < count; ++i) {
-    CUdevice device = 0;
-    if (cu->cuDeviceGet(&device, i) != CUDA_SUCCESS) continue;
+  for (int i = 0, count = device_count(); i < count; ++i) {
     DeviceInfo d;
     d.ordinal = i;
-    char name[256] = {0};
-    cu->cuDeviceGetName(name, sizeof(name) - 1, device);
-    d.name = name;
-    cu->cuDeviceGetAttribute(&d.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
-    cu->cuDeviceGetAttribute(&d.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-    cu->cuDeviceGetAttribute(&d.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
-    cu->cuDeviceTotalMem(&d.memory_bytes, device);
-    d.supported = d.cc_major == 9 && d.cc_minor == 0;
+    if (const std::optional<DeviceProps> props = try_query_device(i)) {
+      d.name = props->name;
+      d.cc_major = props->cc_major;
+      d.cc_minor = props->cc_minor;
+      d.sm_count = props->sm_count;
+      d.memory_bytes = props->memory_bytes;
+      d.supported = props->supported();
+    } else {
+      d.name = "(the driver could not describe this device)";
+    }
     info.devices.push_back(d);
   }
   return info;

@@ -4,9 +4,11 @@
 #include <cstring>
 
 #include "compiler/nvrtc_compiler.hpp"
+#include "driver/device_query.hpp"
 #include "driver/driver_api.hpp"
 #include "families/family.hpp"
 #include "fp8gemm/version.hpp"
+#include "problem/validate.hpp"
 #include "tuning/settings.hpp"
 #include "tuning/tuning_db.hpp"
 #include "util/files.hpp"
@@ -134,19 +136,9 @@ std::vector<TuningDb> Library::databases_for_this_software() {
 }
 
 std::optional<TuningMetadata> device0_metadata() {
-  const DriverApi* cu = try_driver(nullptr);
-  if (cu == nullptr) return std::nullopt;
-  int count = 0;
-  CUdevice device = 0;
-  if (cu->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0 || cu->cuDeviceGet(&device, 0) != CUDA_SUCCESS)
-    return std::nullopt;
-  DeviceProps props;
-  char name[256] = {0};
-  if (cu->cuDeviceGetName(name, sizeof(name) - 1, device) != CUDA_SUCCESS ||
-      cu->cuDeviceGetAttribute(&props.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device) != CUDA_SUCCESS)
-    return std::nullopt;
-  props.name = name;
-  return device_metadata(props);
+  const std::optional<DeviceProps> device = try_query_device(0);
+  if (!device) return std::nullopt;
+  return device_metadata(*device);
 }
 
 KernelKind kernel_kind_of(GemmKind kind, const char* fn) {
@@ -242,21 +234,21 @@ const LaunchPlan& plan_for_call(DeviceRuntime& runtime, const GemmProblem& probl
   return runtime.plan(problem, Library::instance().store(), options);
 }
 
+DeviceRuntime& call_runtime(const CallContext& call) {
+  DeviceRuntime& runtime = Library::instance().runtime(call.context());
+  const DeviceProps& device = runtime.props();
+  validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
+  return runtime;
+}
+
 DeviceTraits planning_traits(int requested_sms) {
   constexpr int kDefaultSms = 132;  // H100 SXM, H800, H200
   DeviceTraits traits;
   traits.num_sms = requested_sms > 0 ? requested_sms : kDefaultSms;
   if (requested_sms > 0) return traits;
-  if (const DriverApi* cu = try_driver(nullptr)) {
-    int count = 0, sms = 0, smem = 0;
-    CUdevice device = 0;
-    if (cu->cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0 && cu->cuDeviceGet(&device, 0) == CUDA_SUCCESS &&
-        cu->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device) == CUDA_SUCCESS &&
-        cu->cuDeviceGetAttribute(&smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device) ==
-            CUDA_SUCCESS) {
-      traits.num_sms = sms;
-      traits.max_smem_bytes = smem;
-    }
+  if (const std::optional<DeviceProps> device = try_query_device(0)) {
+    traits.num_sms = device->sm_count;
+    traits.max_smem_bytes = device->max_smem_optin;
   }
   return traits;
 }

@@ -110,6 +110,11 @@ std::optional<KernelSpec> device0_tuned(const GemmProblem& problem);
 // in mode On), else the heuristic's choice, and compiles nothing in cache-only mode.
 const LaunchPlan& plan_for_call(DeviceRuntime& runtime, const GemmProblem& problem);
 
+// The runtime of a call's context, checked for a device the kernels run on (sm_90, else
+// Error(UnsupportedDevice) naming it).
+class CallContext;
+DeviceRuntime& call_runtime(const CallContext& call);
+
 // What to plan for when no call context is at hand (prewarm, kernel_name): the
 // requested SM count, else device 0's, else a 132-SM H100/H200.
 DeviceTraits planning_traits(int requested_sms);

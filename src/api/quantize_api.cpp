@@ -17,9 +17,7 @@ namespace {
 // Loads (or builds) a utility kernel and launches it with 256 threads per block.
 void launch_utility(KernelKind kind, int option, unsigned grid, void** args, Stream stream) {
   CallContext call(stream);
-  DeviceRuntime& runtime = Library::instance().runtime(call.context());
-  const DeviceProps& device = runtime.props();
-  validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
+  DeviceRuntime& runtime = call_runtime(call);
   KernelSpec spec;
   spec.kind = kind;
   spec.option = option;

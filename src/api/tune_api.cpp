@@ -52,10 +52,8 @@ std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOpt
   if (work.empty()) return results;
 
   CallContext call(nullptr);
-  DeviceRuntime& runtime = Library::instance().runtime(call.context());
-  const DeviceProps& device = runtime.props();
-  validate_device(device.cc_major, device.cc_minor, device.name, device.ordinal);
-  const TuningMetadata metadata = device_metadata(device);
+  DeviceRuntime& runtime = call_runtime(call);
+  const TuningMetadata metadata = device_metadata(runtime.props());
   TunerSettings settings;
   settings.candidates = options.candidates;
   settings.jobs = options.jobs;

@@ -16,20 +16,7 @@ DeviceRuntime::DeviceRuntime(CUcontext context) : context_(context) {
   const DriverApi& cu = driver();
   CUdevice device = 0;
   check_cu(cu.cuCtxGetDevice(&device), "cuCtxGetDevice");
-  props_.ordinal = static_cast<int>(device);
-  char name[256] = {0};
-  check_cu(cu.cuDeviceGetName(name, sizeof(name) - 1, device), "cuDeviceGetName");
-  props_.name = name;
-  auto attr = [&](CUdevice_attribute a, const char* what) {
-    int v = 0;
-    check_cu(cu.cuDeviceGetAttribute(&v, a, device), what);
-    return v;
-  };
-  props_.cc_major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "cuDeviceGetAttribute(cc major)");
-  props_.cc_minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "cuDeviceGetAttribute(cc minor)");
-  props_.sm_count = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "cuDeviceGetAttribute(SM count)");
-  props_.max_smem_optin =
-      attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "cuDeviceGetAttribute(smem opt-in)");
+  props_ = query_device(cu, device);
 }
 
 CUfunction DeviceRuntime::kernel_function(const KernelSpec& spec, KernelStore& store, bool may_compile) {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "driver/device_query.hpp"
 #include "heuristics/heuristics.hpp"
 #include "problem/gemm_problem.hpp"
 #include "problem/problem.hpp"
@@ -15,15 +16,6 @@
 #include "runtime/planner.hpp"
 
 namespace fp8gemm::detail {
-
-struct DeviceProps {
-  int ordinal = 0;
-  std::string name;
-  int cc_major = 0;
-  int cc_minor = 0;
-  int sm_count = 0;
-  int max_smem_optin = 0;
-};
 
 // Everything needed to launch one problem: resolved once per (M, N, K) and context.
 struct LaunchPlan {
