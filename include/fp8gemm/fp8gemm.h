@@ -287,6 +287,12 @@ FP8GEMM_C_API fp8gemm_status_t fp8gemm_gemm_fp8_nt_wgrad(
     const fp8gemm_scale_matrix_t* b_scales, const fp8gemm_fp32_matrix_t* d, const fp8gemm_fp32_matrix_t* c,
     fp8gemm_stream_t stream);
 
+/* The same with exactly `config` (the C++ gemm_fp8_nt_wgrad overload with a KernelConfig). */
+FP8GEMM_C_API fp8gemm_status_t fp8gemm_gemm_fp8_nt_wgrad_with_config(
+    const fp8gemm_fp8_matrix_t* a, const fp8gemm_scale_matrix_t* a_scales, const fp8gemm_fp8_matrix_t* b,
+    const fp8gemm_scale_matrix_t* b_scales, const fp8gemm_fp32_matrix_t* d, const fp8gemm_fp32_matrix_t* c,
+    const fp8gemm_kernel_config_t* config, fp8gemm_stream_t stream);
+
 /* m-grouped contiguous: group_of_row [M] int32 on the device (gemm_fp8_nt_grouped_contiguous). */
 FP8GEMM_C_API fp8gemm_status_t fp8gemm_gemm_fp8_nt_grouped_contiguous(
     const fp8gemm_fp8_matrix_t* a, const fp8gemm_scale_matrix_t* a_scales, const fp8gemm_fp8_matrix_t* b,

@@ -276,6 +276,14 @@ FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
                              const Fp8Matrix& b, const ScaleMatrix& b_scales,
                              const Bf16Matrix& d, const KernelConfig& config, Stream stream = nullptr);
 
+// gemm_fp8_nt_wgrad with exactly `config`: block_m 64, 128 or 192, block_n a multiple of 16
+// up to 192 (128 with block_m 192), stages that fit in shared memory, any group_n; multicast 0, split_k 1 and
+// tma_store 0 (-1 reads as 0): the weight-gradient kernel has none of them. An illegal
+// config throws Error(InvalidArgument) saying why, before anything is launched.
+FP8GEMM_API void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                                   const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c,
+                                   const KernelConfig& config, Stream stream = nullptr);
+
 // ---------------------------------------------------------------------------
 // Quantization: bf16 -> e4m3 with fp32 scales, in the layouts the GEMMs read
 // ---------------------------------------------------------------------------

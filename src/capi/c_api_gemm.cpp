@@ -98,6 +98,22 @@ fp8gemm_status_t fp8gemm_gemm_fp8_nt_wgrad(const fp8gemm_fp8_matrix_t* a, const 
   });
 }
 
+fp8gemm_status_t fp8gemm_gemm_fp8_nt_wgrad_with_config(const fp8gemm_fp8_matrix_t* a,
+                                                       const fp8gemm_scale_matrix_t* a_scales,
+                                                       const fp8gemm_fp8_matrix_t* b,
+                                                       const fp8gemm_scale_matrix_t* b_scales,
+                                                       const fp8gemm_fp32_matrix_t* d, const fp8gemm_fp32_matrix_t* c,
+                                                       const fp8gemm_kernel_config_t* config, fp8gemm_stream_t stream) {
+  return guarded([&] {
+    const char* fn = "fp8gemm_gemm_fp8_nt_wgrad_with_config";
+    const Operands o = operands(a, a_scales, b, b_scales, fn);
+    Fp32Matrix c_storage;
+    const Fp32Matrix out = to_cpp(required(d, fn, "d"));
+    gemm_fp8_nt_wgrad(o.a, o.a_scales, o.b, o.b_scales, out, optional_c(c, &c_storage), read_config(config, fn),
+                      stream);
+  });
+}
+
 fp8gemm_status_t fp8gemm_gemm_fp8_nt_grouped_contiguous(const fp8gemm_fp8_matrix_t* a,
                                                         const fp8gemm_scale_matrix_t* a_scales,
                                                         const fp8gemm_fp8_matrix_t* b,

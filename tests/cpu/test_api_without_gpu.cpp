@@ -13,18 +13,27 @@ using namespace fp8gemm;
 
 namespace {
 bool have_driver(std::string* why) { return detail::try_driver(why) != nullptr; }
+
+// A [64 x 256] x [128 x 256]^T call's operands at fake device addresses (never read: the
+// calls tested here fail before any device work).
+struct FakeCall {
+  static constexpr int64_t m = 64, n = 128, k = 256;
+  Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
+  Fp8Matrix b{reinterpret_cast<void*>(0x200000000), n, k, k};
+  Bf16Matrix d{reinterpret_cast<void*>(0x300000000), m, n, n};
+  Fp32Matrix d32{reinterpret_cast<float*>(0x300000000), m, n, n};
+  ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k);
+  ScaleMatrix sb_blocks = block_scales(reinterpret_cast<const float*>(0x500000000), n, k);
+  ScaleMatrix sb_tokens = per_token_scales(reinterpret_cast<const float*>(0x500000000), n, k);
+};
 }  // namespace
 
 TEST(ApiWithoutGpu, GemmThrowsNoDriverAfterValidation) {
   std::string why;
   if (have_driver(&why)) GTEST_SKIP() << "a CUDA driver is present; this test is for machines without one";
-  const int64_t m = 64, n = 128, k = 256;
-  const Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
-  const Fp8Matrix b{reinterpret_cast<void*>(0x200000000), n, k, k};
-  const Bf16Matrix d{reinterpret_cast<void*>(0x300000000), m, n, n};
+  const FakeCall x;
   try {
-    gemm_fp8_nt(a, per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k), b,
-                block_scales(reinterpret_cast<const float*>(0x500000000), n, k), d);
+    gemm_fp8_nt(x.a, x.sa, x.b, x.sb_blocks, x.d);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_TRUE(e.code() == ErrorCode::NoDriver || e.code() == ErrorCode::NoDevice) << e.what();
@@ -32,36 +41,66 @@ TEST(ApiWithoutGpu, GemmThrowsNoDriverAfterValidation) {
   }
   // Validation comes first: a bad argument is reported as such even without a GPU.
   try {
-    gemm_fp8_nt(a, per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k), b,
-                block_scales(reinterpret_cast<const float*>(0x500000000), n, k), Bf16Matrix{nullptr, m, n, n});
+    gemm_fp8_nt(x.a, x.sa, x.b, x.sb_blocks, Bf16Matrix{nullptr, x.m, x.n, x.n});
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
   }
   // M == 0 is a no-op everywhere.
-  EXPECT_NO_THROW(gemm_fp8_nt(Fp8Matrix{nullptr, 0, k, k}, per_token_scales(nullptr, 0, k), b,
-                              block_scales(reinterpret_cast<const float*>(0x500000000), n, k),
-                              Bf16Matrix{nullptr, 0, n, n}));
+  EXPECT_NO_THROW(gemm_fp8_nt(Fp8Matrix{nullptr, 0, x.k, x.k}, per_token_scales(nullptr, 0, x.k), x.b, x.sb_blocks,
+                              Bf16Matrix{nullptr, 0, x.n, x.n}));
 }
 
 // A given config is checked before any device work, with or without a GPU.
 TEST(ApiWithoutGpu, IllegalConfigIsRejectedBeforeLaunch) {
-  const int64_t m = 64, n = 128, k = 256;
-  const Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
-  const Fp8Matrix b{reinterpret_cast<void*>(0x200000000), n, k, k};
-  const Bf16Matrix d{reinterpret_cast<void*>(0x300000000), m, n, n};
-  const ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k);
-  const ScaleMatrix sb = block_scales(reinterpret_cast<const float*>(0x500000000), n, k);
+  const FakeCall x;
   for (const KernelConfig& bad : {KernelConfig{96, 128, 4, 8, 0}, KernelConfig{256, 192, 3, 8, 0},
                                   KernelConfig{128, 120, 4, 8, 0}, KernelConfig{128, 128, 4, 8, 5},
                                   KernelConfig{128, 128, 1, 8, 0}, KernelConfig{128, 48, 4, 8, 0, 1},
                                   KernelConfig{64, 64, 8, 8, 1, -1, 2}, KernelConfig{64, 64, 8, 8, 0, -1, 4}}) {
     try {
-      gemm_fp8_nt(a, sa, b, sb, d, bad);
+      gemm_fp8_nt(x.a, x.sa, x.b, x.sb_blocks, x.d, bad);
       FAIL() << "expected an error for block_m " << bad.block_m << " block_n " << bad.block_n;
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
       EXPECT_NE(std::string(e.what()).find("config"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The weight gradient's explicit config: what its kernel lacks (multicast, TMA-store
+// epilogue, split-K) and tiles it has no code for are rejected before any device work; a
+// legal config reaches the driver.
+TEST(ApiWithoutGpu, IllegalWgradConfigIsRejectedBeforeLaunch) {
+  const FakeCall x;
+  const struct {
+    KernelConfig config;
+    const char* why;
+  } bad[] = {{KernelConfig{256, 128, 3, 8}, "block_m=256 must be 64, 128 or 192"},
+             {KernelConfig{128, 208, 3, 8}, "block_n=208 must be at most 192"},
+             {KernelConfig{128, 120, 4, 8}, "block_n"},
+             {KernelConfig{128, 128, 4, 8, 1}, "no multicast, TMA-store epilogue or split-K"},
+             {KernelConfig{128, 128, 4, 8, 0, 1}, "no multicast, TMA-store epilogue or split-K"},
+             {KernelConfig{128, 128, 4, 8, 0, -1, 2}, "no multicast, TMA-store epilogue or split-K"},
+             {KernelConfig{128, 128, 1, 8}, "stages"}};
+  for (const auto& c : bad) {
+    try {
+      gemm_fp8_nt_wgrad(x.a, x.sa, x.b, x.sb_tokens, x.d32, &x.d32, c.config);
+      ADD_FAILURE() << "expected an error for " << c.why;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("gemm_fp8_nt_wgrad: config gemm1d1d_"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.why), std::string::npos) << e.what();
+    }
+  }
+  std::string why;
+  if (have_driver(&why)) return;
+  for (const KernelConfig& good : {KernelConfig{}, KernelConfig{192, 96, 4, 8}, KernelConfig{64, 128, 6, 16}}) {
+    try {
+      gemm_fp8_nt_wgrad(x.a, x.sa, x.b, x.sb_tokens, x.d32, nullptr, good);
+      ADD_FAILURE() << "expected NoDriver";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::NoDriver) << e.what();
     }
   }
 }

@@ -244,6 +244,25 @@ TEST(CApi, DenseGemmWithConfig) {
   expect_no_driver(run(&config));
 }
 
+TEST(CApi, WeightGradientWithConfig) {
+  Wgrad v;
+  auto run = [&](const fp8gemm_kernel_config_t* c) {
+    return fp8gemm_gemm_fp8_nt_wgrad_with_config(&v.a, &v.sa, &v.b, &v.sb, &v.d, &v.d, c, nullptr);
+  };
+  expect_invalid(run(nullptr), "config is NULL");
+  fp8gemm_kernel_config_t config = fp8gemm_default_kernel_config();
+  fp8gemm_kernel_config_t illegal = config;
+  illegal.multicast = 1;
+  expect_invalid(run(&illegal), "gemm_fp8_nt_wgrad: config");
+  expect_invalid(fp8gemm_gemm_fp8_nt_wgrad_with_config(&v.a, &v.sa, &v.b, &v.sb, nullptr, nullptr, &config, nullptr),
+                 "d is NULL");
+  SKIP_WITH_A_DRIVER();
+  expect_no_driver(run(&config));
+  config.block_m = 192;
+  config.block_n = 96;
+  expect_no_driver(run(&config));
+}
+
 TEST(CApi, WeightGradient) {
   Wgrad v;
   expect_invalid(fp8gemm_gemm_fp8_nt_wgrad(&v.a, &v.sa, nullptr, &v.sb, &v.d, nullptr, nullptr), "b is NULL");

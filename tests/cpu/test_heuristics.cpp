@@ -260,8 +260,8 @@ TEST(Heuristics, WeightGradientCandidates) {
   // Bound by HBM: stripes as wide as N (whole rows of D per wave).
   const KernelConfig short_k = rank_configs({KernelKind::Gemm1D1D, 32768, 4096, 512}, h200).front().spec.config;
   EXPECT_EQ(short_k.group_n, (4096 + short_k.block_n - 1) / short_k.block_n);
-  // The shapes of GpuWgrad.ThreeMathWarpgroups (tails in M, N and K) take 192-row tiles.
-  EXPECT_EQ(rank_configs({KernelKind::Gemm1D1D, 1100, 4100, 1040}, h200).front().spec.config.block_m, 192);
+  // Rows that 192-row tiles cover better than 128 (1300 = 6.8 x 192, 10.2 x 128) with tails in
+  // N and K. (GpuWgrad covers every tile height through explicit configs, not through this.)
   EXPECT_EQ(rank_configs({KernelKind::Gemm1D1D, 1300, 2052, 7200}, h200).front().spec.config.block_m, 192);
   // Not for k-grouped (measured slower there) nor for the 1D2D kernels.
   for (const RankedConfig& r : rank_configs({KernelKind::KGrouped, 4 * 4096, 7168, 8192, 4}, h200))
