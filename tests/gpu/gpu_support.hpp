@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/fp8_host.hpp"
 #include "fp8gemm/fp8gemm.hpp"
@@ -90,6 +92,71 @@ DeviceComparison compare(const GuardedOutput& out, const double* ref);
 
 // True if every element of the buffer still holds the poison pattern; synchronizes.
 bool all_poisoned(const GuardedOutput& out);
+
+// Int32 values copied to the device (group indices, counts); synchronizes.
+DeviceBuffer upload_ints(const std::vector<int32_t>& values);
+
+// --- fp32 outputs (the weight gradients)
+
+// What the weight gradient is given as C: nothing (C = 0), a separate matrix, or D itself.
+enum class CMode { None, Separate, InPlace };
+
+// The relative error the fp32 outputs are held to: the tensor cores accumulate each 128-deep
+// K block below fp32 precision before it is promoted (measured ~1.3e-4 to 2e-4).
+constexpr double kFp32Tolerance = 5e-4;
+
+// An fp32 D [rows, cols] with row stride ld (ld > cols leaves padding) and `guard_rows` rows
+// before and after it, and a random C [rows, ld] on the host and the device.
+struct Fp32Output {
+  int64_t rows = 0, cols = 0, ld = 0, guard_rows = 2;
+  DeviceBuffer d, c;
+  std::vector<float> c_host;
+  Fp32Matrix d_matrix() const { return {d.get<float>() + guard_rows * ld, rows, cols, ld}; }
+  Fp32Matrix c_matrix() const { return {c.get<float>(), rows, cols, ld}; }
+};
+Fp32Output make_fp32_output(int64_t rows, int64_t cols, int64_t ld, uint64_t seed);
+
+// D poisoned (NaN) everywhere, or (InPlace) C in D's rows and NaN in the guards. Synchronizes:
+// a pageable copy may return before it lands, and a non-blocking stream would not wait for it
+// (nor for earlier uploads).
+void init_fp32_output(const Fp32Output& out, CMode mode);
+
+// The C argument of a call in `mode`: nullptr, &c or &d (which must outlive the call).
+inline const Fp32Matrix* c_argument(CMode mode, const Fp32Matrix& d, const Fp32Matrix& c) {
+  return mode == CMode::None ? nullptr : mode == CMode::Separate ? &c : &d;
+}
+
+struct Fp32Comparison {
+  double rel_error = 0;
+  int64_t non_finite = 0;       // unwritten (poison) or non-finite elements of D
+  int64_t touched_outside = 0;  // changed elements in the guards or the row padding
+  std::string describe() const;
+};
+
+// D (downloaded) against C + want (want [rows, cols] row-major fp64; C only when mode is not
+// None) over the rows `checked` accepts (all when empty); the guards and the row padding must
+// hold what init_fp32_output left there.
+Fp32Comparison compare_fp32(const Fp32Output& out, CMode mode, const std::vector<double>& want,
+                            const std::function<bool(int64_t row)>& checked = {});
+
+// Every element written, nothing outside D, the error within kFp32Tolerance.
+void expect_fp32_good(const Fp32Comparison& c);
+
+// The same on `samples` elements of D drawn at random (the full fp64 reference of the largest
+// shapes would take minutes): want(row, col) gives the product there. The guards and the row
+// padding are still checked whole.
+Fp32Comparison sampled_compare_fp32(const Fp32Output& out, CMode mode, int samples, uint64_t seed,
+                                    const std::function<double(int64_t row, int64_t col)>& want);
+
+// --- the k-grouped layout
+
+// The first column of each group (as gemm_fp8_nt_wgrad_k_grouped lays them out: every group
+// starts on a 128-column boundary) and the total columns.
+std::vector<int64_t> k_group_starts(const std::vector<int32_t>& ks, int64_t* total);
+
+// A per-token operand [rows, k_total] whose columns from each group's end to its next
+// 128-column boundary hold zeros, as the layout requires.
+host::Fp8Operand k_grouped_operand(int64_t rows, int64_t k_total, const std::vector<int32_t>& ks, uint64_t seed);
 
 // A call that must be rejected: it throws InvalidArgument and, once the device is
 // synchronized, `untouched()` still holds (the call wrote nothing).

@@ -58,12 +58,6 @@ std::vector<uint8_t> random_floats(size_t count, uint64_t seed) {
   return bytes;
 }
 
-DeviceBuffer upload_ints(const std::vector<int32_t>& values) {
-  DeviceBuffer buffer(values.size() * 4);
-  check(cudaMemcpy(buffer.get(), values.data(), values.size() * 4, cudaMemcpyHostToDevice), "upload int32");
-  return buffer;
-}
-
 // The C descriptors of the C++ ones (the same fields in the same order).
 fp8gemm_fp8_matrix_t c_of(const Fp8Matrix& m) { return {m.data, m.rows, m.cols, m.ld}; }
 fp8gemm_bf16_matrix_t c_of(const Bf16Matrix& m) { return {m.data, m.rows, m.cols, m.ld}; }
@@ -202,17 +196,8 @@ TEST_F(GpuCApi, KGroupedWeightGradientIsBitIdentical) {
   const std::vector<int32_t> ks = {200, 0, 384, 128};
   const int64_t groups = int64_t(ks.size()), m = 192, n = 260, ld = n + 4;
   int64_t k = 0;
-  for (int32_t kg : ks) k += k_grouped_columns(kg);
-  host::Fp8Operand host_a = host::random_operand(m, k, k, true, 1001);
-  host::Fp8Operand host_b = host::random_operand(n, k, k, true, 1002);
-  for (host::Fp8Operand* op : {&host_a, &host_b}) {
-    int64_t at = 0;
-    for (int32_t kg : ks) {
-      for (int64_t r = 0; r < op->rows; ++r)
-        for (int64_t col = at + kg; col < at + k_grouped_columns(kg); ++col) op->data[size_t(r * op->ld + col)] = 0;
-      at += k_grouped_columns(kg);
-    }
-  }
+  k_group_starts(ks, &k);
+  const host::Fp8Operand host_a = k_grouped_operand(m, k, ks, 1001), host_b = k_grouped_operand(n, k, ks, 1002);
   const DeviceOperand ha = upload(host_a), hb = upload(host_b);
   const DeviceBuffer group_k = upload_ints(ks);
   const Fp8Matrix fa{ha.data.get(), m, k, k}, fb{hb.data.get(), n, k, k};

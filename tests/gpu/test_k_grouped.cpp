@@ -25,31 +25,6 @@ namespace {
 
 class GpuKGrouped : public Sm90Test {};
 
-// First column of each group (the layout gemm_fp8_nt_wgrad_k_grouped documents) and the total.
-std::vector<int64_t> group_starts(const std::vector<int32_t>& ks, int64_t* total) {
-  std::vector<int64_t> starts;
-  int64_t at = 0;
-  for (int32_t k : ks) {
-    starts.push_back(at);
-    at += k_grouped_columns(k);
-  }
-  *total = at;
-  return starts;
-}
-
-// A per-token operand [rows, K] whose columns outside the groups (each group's padding up to
-// its next 128-column boundary) hold zeros, as the layout requires.
-host::Fp8Operand grouped_operand(int64_t rows, int64_t k_total, const std::vector<int32_t>& ks, uint64_t seed) {
-  host::Fp8Operand op = host::random_operand(rows, k_total, k_total, true, seed);
-  int64_t at = 0;
-  for (int32_t k : ks) {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = at + std::max<int32_t>(k, 0); c < at + k_grouped_columns(k); ++c) op.data[size_t(r * op.ld + c)] = 0;
-    at += k_grouped_columns(k);
-  }
-  return op;
-}
-
 // want[g][r][c] = sum over group g's columns of A(r, i) B(c, i), in fp64 (only the first
 // `valid` columns of each group count: the rest are zeros in both operands anyway).
 std::vector<double> reference(const host::Fp8Operand& a, const host::Fp8Operand& b, const std::vector<int32_t>& ks) {
@@ -75,24 +50,21 @@ std::vector<double> reference(const host::Fp8Operand& a, const host::Fp8Operand&
   return want;
 }
 
-enum class CMode { None, Separate, InPlace };
-
 // D [groups * M, N] with row padding (ld = N + 4) and guard rows before and after, C random.
 struct Problem {
-  int64_t m = 0, n = 0, k_total = 0, groups = 0, ld = 0, guard_rows = 2;
+  int64_t m = 0, n = 0, k_total = 0, groups = 0;
   std::vector<int32_t> ks;
   host::Fp8Operand ha, hb;
   DeviceOperand a, b;
-  DeviceBuffer group_k, d, c;
-  std::vector<float> c_host;
+  DeviceBuffer group_k;
+  Fp32Output out;
 
-  float* d_ptr() const { return d.get<float>() + guard_rows * ld; }
   Fp8Matrix a_matrix() const { return {a.data.get(), m, k_total, k_total}; }
   Fp8Matrix b_matrix() const { return {b.data.get(), n, k_total, k_total}; }
   ScaleMatrix a_scales() const { return per_token_scales(a.scales.get<float>(), m, k_total); }
   ScaleMatrix b_scales() const { return per_token_scales(b.scales.get<float>(), n, k_total); }
-  Fp32Matrix d_matrix() const { return {d_ptr(), groups * m, n, ld}; }
-  Fp32Matrix c_matrix() const { return {c.get<float>(), groups * m, n, ld}; }
+  Fp32Matrix d_matrix() const { return out.d_matrix(); }
+  Fp32Matrix c_matrix() const { return out.c_matrix(); }
 };
 
 Problem make_problem(int64_t m, int64_t n, const std::vector<int32_t>& ks, uint64_t seed) {
@@ -101,84 +73,28 @@ Problem make_problem(int64_t m, int64_t n, const std::vector<int32_t>& ks, uint6
   p.n = n;
   p.ks = ks;
   p.groups = int64_t(ks.size());
-  p.ld = n + 4;
-  group_starts(ks, &p.k_total);
+  k_group_starts(ks, &p.k_total);
   if (p.k_total == 0) p.k_total = 128;  // every group empty: A and B still need a K (one block nobody reads)
-  p.ha = grouped_operand(m, p.k_total, ks, seed);
-  p.hb = grouped_operand(n, p.k_total, ks, seed + 17);
+  p.ha = k_grouped_operand(m, p.k_total, ks, seed);
+  p.hb = k_grouped_operand(n, p.k_total, ks, seed + 17);
   p.a = upload(p.ha);
   p.b = upload(p.hb);
-  p.group_k = DeviceBuffer(ks.size() * 4);
-  check(cudaMemcpy(p.group_k.get(), ks.data(), ks.size() * 4, cudaMemcpyHostToDevice), "upload group_k");
-  const size_t elements = size_t((p.groups * m + 2 * p.guard_rows) * p.ld);
-  p.d = DeviceBuffer(elements * 4);
-  p.c = DeviceBuffer(size_t(p.groups * m * p.ld) * 4);
-  p.c_host.resize(size_t(p.groups * m * p.ld));
-  host::SplitMix64 rng(seed * 3 + 1);
-  for (float& v : p.c_host) v = float(rng.uniform() * 200 - 100);
-  check(cudaMemcpy(p.c.get(), p.c_host.data(), p.c_host.size() * 4, cudaMemcpyHostToDevice), "upload C");
+  p.group_k = upload_ints(ks);
+  p.out = make_fp32_output(p.groups * m, n, n + 4, seed * 3 + 1);
   return p;
-}
-
-// D poisoned (NaN) everywhere, or C inside D's rows (in place) with the guards NaN.
-void init_d(const Problem& p, CMode mode) {
-  std::vector<float> init(p.d.bytes() / 4, NAN);
-  if (mode == CMode::InPlace) std::copy(p.c_host.begin(), p.c_host.end(), init.begin() + p.guard_rows * p.ld);
-  check(cudaMemcpy(p.d.get(), init.data(), init.size() * 4, cudaMemcpyHostToDevice), "init D");
-  // A pageable copy may return before it lands, and a non-blocking stream would not wait for
-  // it (nor for an earlier upload of group_k): everything uploaded so far is on the device.
-  check(cudaDeviceSynchronize(), "init D");
-}
-
-struct Result {
-  double rel = 0;
-  int64_t non_finite = 0, outside = 0;
-};
-
-// Compares D with C + want for the groups in `check_groups` (all if empty); everything
-// outside D's [groups * M, N] elements must be untouched.
-Result compare(const Problem& p, CMode mode, const std::vector<double>& want, std::vector<int> check_groups = {}) {
-  std::vector<float> got(p.d.bytes() / 4);
-  check(cudaMemcpy(got.data(), p.d.get(), got.size() * 4, cudaMemcpyDeviceToHost), "download D");
-  if (check_groups.empty())
-    for (int g = 0; g < int(p.groups); ++g) check_groups.push_back(g);
-  Result res;
-  double num = 0, den = 0;
-  const int64_t rows = p.groups * p.m;
-  for (int64_t row = -p.guard_rows; row < rows + p.guard_rows; ++row)
-    for (int64_t col = 0; col < p.ld; ++col) {
-      const float g = got[size_t((row + p.guard_rows) * p.ld + col)];
-      const bool inside = row >= 0 && row < rows && col < p.n;
-      if (!inside) {
-        const bool keeps_c = mode == CMode::InPlace && row >= 0 && row < rows;
-        const float before = keeps_c ? p.c_host[size_t(row * p.ld + col)] : NAN;
-        res.outside += !(std::isnan(before) ? std::isnan(g) : g == before);
-        continue;
-      }
-      if (std::find(check_groups.begin(), check_groups.end(), int(row / p.m)) == check_groups.end()) continue;
-      const double w = want[size_t(row * p.n + col)] + (mode == CMode::None ? 0.0 : double(p.c_host[size_t(row * p.ld + col)]));
-      res.non_finite += !std::isfinite(g);
-      num += (g - w) * (g - w);
-      den += w * w;
-    }
-  res.rel = std::sqrt(num / std::max(den, 1e-300));
-  return res;
 }
 
 void run(Problem& p, CMode mode, const std::vector<double>& want) {
   SCOPED_TRACE(testing::Message() << "M=" << p.m << " N=" << p.n << " groups=" << p.groups << " C mode " << int(mode));
-  init_d(p, mode);
+  init_fp32_output(p.out, mode);
   const Fp32Matrix dm = p.d_matrix(), cm = p.c_matrix();
-  gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm,
-                              mode == CMode::None ? nullptr : mode == CMode::Separate ? &cm : &dm,
+  gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, c_argument(mode, dm, cm),
                               p.group_k.get<int32_t>(), p.groups);
   check(cudaDeviceSynchronize(), "k-grouped wgrad");
-  const Result r = compare(p, mode, want);
-  std::printf("  k-grouped M=%-5lld N=%-5lld groups=%-3lld K=%-6lld C=%d  rel_error=%.3e\n", (long long)p.m,
-              (long long)p.n, (long long)p.groups, (long long)p.k_total, int(mode), r.rel);
-  EXPECT_EQ(r.non_finite, 0) << "unwritten or non-finite outputs";
-  EXPECT_EQ(r.outside, 0) << "wrote outside D (guard rows or row padding)";
-  EXPECT_LT(r.rel, 5e-4);  // as the dense weight gradient: ~2e-4 from the tensor cores' accumulation
+  const Fp32Comparison r = compare_fp32(p.out, mode, want);
+  std::printf("  k-grouped M=%-5lld N=%-5lld groups=%-3lld K=%-6lld C=%d  %s\n", (long long)p.m, (long long)p.n,
+              (long long)p.groups, (long long)p.k_total, int(mode), r.describe().c_str());
+  expect_fp32_good(r);
 }
 
 }  // namespace
@@ -212,7 +128,6 @@ TEST_F(GpuKGrouped, SingleGroupAndEqualGroups) {
 // are cut off there. Nothing is written outside D; the groups before the cut are exact.
 TEST_F(GpuKGrouped, BadCountsOnTheDeviceStayInsideD) {
   Problem p = make_problem(192, 256, {384, 256, 512}, 31);
-  const std::vector<double> want = reference(p.ha, p.hb, p.ks);
   const std::vector<int32_t> bad = {384, -5, 1 << 30};  // group 1 negative, group 2 far past K
   check(cudaMemcpy(p.group_k.get(), bad.data(), bad.size() * 4, cudaMemcpyHostToDevice), "upload bad group_k");
   // With group 1 empty, group 2 starts at column 384 and runs to the end of A (columns of
@@ -221,17 +136,13 @@ TEST_F(GpuKGrouped, BadCountsOnTheDeviceStayInsideD) {
   std::vector<double> want_bad = reference(p.ha, p.hb, as_read);
   for (CMode mode : {CMode::None, CMode::InPlace}) {
     SCOPED_TRACE(int(mode));
-    init_d(p, mode);
+    init_fp32_output(p.out, mode);
     const Fp32Matrix dm = p.d_matrix();
     gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm,
-                                mode == CMode::None ? nullptr : &dm, p.group_k.get<int32_t>(), p.groups);
+                                c_argument(mode, dm, dm), p.group_k.get<int32_t>(), p.groups);
     check(cudaDeviceSynchronize(), "k-grouped wgrad with bad counts");
-    const Result r = compare(p, mode, want_bad);
-    EXPECT_EQ(r.outside, 0) << "wrote outside D";
-    EXPECT_EQ(r.non_finite, 0);
-    EXPECT_LT(r.rel, 5e-4);
+    expect_fp32_good(compare_fp32(p.out, mode, want_bad));
   }
-  (void)want;
 }
 
 // Captured once, replayed after new K_g are copied to the device (same A and B buffers).
@@ -241,7 +152,7 @@ TEST_F(GpuKGrouped, CudaGraphFollowsTheCountsOnTheDevice) {
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
   const Fp32Matrix dm = p.d_matrix();
   // Compile outside the capture (the first call may compile and load a module).
-  init_d(p, CMode::None);
+  init_fp32_output(p.out, CMode::None);
   gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, nullptr,
                               p.group_k.get<int32_t>(), p.groups, stream);
   check(cudaStreamSynchronize(stream), "warm-up");
@@ -259,7 +170,7 @@ TEST_F(GpuKGrouped, CudaGraphFollowsTheCountsOnTheDevice) {
         std::vector<int32_t>{128, 128, 128, 896}}) {
     SCOPED_TRACE(testing::Message() << counts[0] << "," << counts[1] << "," << counts[2] << "," << counts[3]);
     check(cudaMemcpy(p.group_k.get(), counts.data(), counts.size() * 4, cudaMemcpyHostToDevice), "new counts");
-    init_d(p, CMode::None);  // also waits for the counts' upload
+    init_fp32_output(p.out, CMode::None);  // also waits for the counts' upload
     check(cudaGraphLaunch(exec, stream), "replay");
     check(cudaStreamSynchronize(stream), "replay done");
     // The reference reads the same buffers with these counts' layout: columns a group does
@@ -277,10 +188,7 @@ TEST_F(GpuKGrouped, CudaGraphFollowsTheCountsOnTheDevice) {
         }
       at += width;
     }
-    const Result r = compare(p, CMode::None, want);
-    EXPECT_EQ(r.outside, 0);
-    EXPECT_EQ(r.non_finite, 0);
-    EXPECT_LT(r.rel, 5e-4);
+    expect_fp32_good(compare_fp32(p.out, CMode::None, want));
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
@@ -295,50 +203,36 @@ TEST_F(GpuKGrouped, DeepSeekShapeSampled) {
   host::SplitMix64 rng(51);
   for (int g = 0; g < 8; ++g) ks.push_back(int32_t((0.7 + 0.6 * rng.uniform()) * 4096) / 16 * 16);
   int64_t k_total = 0;
-  const std::vector<int64_t> starts = group_starts(ks, &k_total);
-  const host::Fp8Operand ha = grouped_operand(m, k_total, ks, 52), hb = grouped_operand(n, k_total, ks, 53);
+  const std::vector<int64_t> starts = k_group_starts(ks, &k_total);
+  const host::Fp8Operand ha = k_grouped_operand(m, k_total, ks, 52), hb = k_grouped_operand(n, k_total, ks, 53);
   const DeviceOperand a = upload(ha), b = upload(hb);
-  DeviceBuffer group_k(ks.size() * 4);
-  check(cudaMemcpy(group_k.get(), ks.data(), ks.size() * 4, cudaMemcpyHostToDevice), "upload group_k");
-  const int64_t rows = 8 * m;
-  std::vector<float> c_host(size_t(rows * n));
-  for (float& v : c_host) v = float(rng.uniform() * 200 - 100);
-  DeviceBuffer d(c_host.size() * 4);
-  check(cudaMemcpy(d.get(), c_host.data(), c_host.size() * 4, cudaMemcpyHostToDevice), "init D");
-  const Fp32Matrix dm{d.get<float>(), rows, n, n};
+  const DeviceBuffer group_k = upload_ints(ks);
+  const Fp32Output out = make_fp32_output(8 * m, n, n, 54);
+  init_fp32_output(out, CMode::InPlace);
+  const Fp32Matrix dm = out.d_matrix();
   gemm_fp8_nt_wgrad_k_grouped({a.data.get(), m, k_total, k_total}, per_token_scales(a.scales.get<float>(), m, k_total),
                               {b.data.get(), n, k_total, k_total}, per_token_scales(b.scales.get<float>(), n, k_total),
                               dm, &dm, group_k.get<int32_t>(), 8);
   check(cudaDeviceSynchronize(), "k-grouped wgrad");
-  std::vector<float> got(c_host.size());
-  check(cudaMemcpy(got.data(), d.get(), got.size() * 4, cudaMemcpyDeviceToHost), "download D");
-  double num = 0, den = 0;
-  int64_t bad = 0;
-  for (int s = 0; s < 4096; ++s) {
-    const int64_t row = int64_t(rng.next() % uint64_t(rows)), col = int64_t(rng.next() % uint64_t(n));
+  const Fp32Comparison c = sampled_compare_fp32(out, CMode::InPlace, 4096, 55, [&](int64_t row, int64_t col) {
     const int64_t g = row / m, r = row % m;
-    double want = c_host[size_t(row * n + col)];
-    for (int64_t i = starts[size_t(g)]; i < starts[size_t(g)] + ks[size_t(g)]; ++i) want += ha.value(r, i) * hb.value(col, i);
-    const double v = got[size_t(row * n + col)];
-    bad += !std::isfinite(v);
-    num += (v - want) * (v - want);
-    den += want * want;
-  }
-  const double rel = std::sqrt(num / den);
-  std::printf("  k-grouped groups=8 M=%lld N=%lld K=%lld C=D  sampled rel_error=%.3e\n", (long long)m, (long long)n,
-              (long long)k_total, rel);
-  EXPECT_EQ(bad, 0);
-  EXPECT_LT(rel, 5e-4);
+    double s = 0;
+    for (int64_t i = starts[size_t(g)]; i < starts[size_t(g)] + ks[size_t(g)]; ++i) s += ha.value(r, i) * hb.value(col, i);
+    return s;
+  });
+  std::printf("  k-grouped groups=8 M=%lld N=%lld K=%lld C=D  sampled %s\n", (long long)m, (long long)n,
+              (long long)k_total, c.describe().c_str());
+  expect_fp32_good(c);
 }
 
 TEST_F(GpuKGrouped, BadArgumentsThrowBeforeLaunching) {
   Problem p = make_problem(128, 256, {256, 128}, 61);
   const Fp32Matrix dm = p.d_matrix();
   auto expect_invalid = [&](const char* what, auto&& call) {
-    init_d(p, CMode::None);
+    init_fp32_output(p.out, CMode::None);
     expect_rejected(what, call, [&] {
-      std::vector<float> got(p.d.bytes() / 4);
-      check(cudaMemcpy(got.data(), p.d.get(), got.size() * 4, cudaMemcpyDeviceToHost), "download D");
+      std::vector<float> got(p.out.d.bytes() / 4);
+      check(cudaMemcpy(got.data(), p.out.d.get(), got.size() * 4, cudaMemcpyDeviceToHost), "download D");
       return std::all_of(got.begin(), got.end(), [](float v) { return std::isnan(v); });
     });
   };
@@ -350,14 +244,14 @@ TEST_F(GpuKGrouped, BadArgumentsThrowBeforeLaunching) {
     gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, nullptr, nullptr, 2);
   });
   expect_invalid("d.rows != groups * M", [&] {
-    gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), {dm.data, p.m, p.n, p.ld},
+    gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), {dm.data, p.m, p.n, dm.ld},
                                 nullptr, gk, 2);
   });
   expect_invalid("K of A and B differ", [&] {
     gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), {p.b.data.get(), p.n, 256, p.k_total},
                                 per_token_scales(p.b.scales.get<float>(), p.n, 256), dm, nullptr, gk, 2);
   });
-  const Fp32Matrix cm_bad{p.c.get<float>(), p.m, p.n, p.ld};
+  const Fp32Matrix cm_bad{p.out.c.get<float>(), p.m, p.n, dm.ld};
   expect_invalid("C not [groups * M, N]", [&] {
     gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, &cm_bad, gk, 2);
   });
