@@ -7,58 +7,43 @@
 
 namespace fp8gemm::detail {
 
-Tma2d tma_fp8_operand(const void* data, int64_t rows, int64_t cols, int64_t ld, int box_rows) {
+namespace {
+
+// A row-major map: `inner` elements per row (dims[0]), `outer` rows `stride_bytes` apart,
+// boxes of box_inner x box_outer.
+Tma2d row_major(CUtensorMapDataType dtype, const void* data, int64_t inner, int64_t outer, int64_t stride_bytes,
+                int box_inner, int box_outer, CUtensorMapSwizzle swizzle) {
   Tma2d t;
-  t.dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  t.dtype = dtype;
   t.base = data;
-  t.dims[0] = static_cast<uint64_t>(cols);
-  t.dims[1] = static_cast<uint64_t>(rows);
-  t.row_stride_bytes = static_cast<uint64_t>(ld);
-  t.box[0] = 128;
-  t.box[1] = static_cast<uint32_t>(box_rows);
-  t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  t.dims[0] = static_cast<uint64_t>(inner);
+  t.dims[1] = static_cast<uint64_t>(outer);
+  t.row_stride_bytes = static_cast<uint64_t>(stride_bytes);
+  t.box[0] = static_cast<uint32_t>(box_inner);
+  t.box[1] = static_cast<uint32_t>(box_outer);
+  t.swizzle = swizzle;
   return t;
+}
+
+}  // namespace
+
+Tma2d tma_fp8_operand(const void* data, int64_t rows, int64_t cols, int64_t ld, int box_rows) {
+  return row_major(CU_TENSOR_MAP_DATA_TYPE_UINT8, data, cols, rows, ld, 128, box_rows, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 Tma2d tma_per_token_scales(const float* data, int64_t m, int64_t k_blocks, int64_t col_stride, int box_m) {
-  Tma2d t;
-  t.dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  t.base = data;
-  t.dims[0] = static_cast<uint64_t>(m);
-  t.dims[1] = static_cast<uint64_t>(k_blocks);
   // With a single K block the stride is never used, but it must still be valid.
   const int64_t stride = k_blocks > 1 ? col_stride : (m + 3) / 4 * 4;
-  t.row_stride_bytes = static_cast<uint64_t>(stride) * 4;
-  t.box[0] = static_cast<uint32_t>(box_m);
-  t.box[1] = 1;
-  t.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
-  return t;
+  return row_major(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, data, m, k_blocks, stride * 4, box_m, 1,
+                   CU_TENSOR_MAP_SWIZZLE_NONE);
 }
 
 Tma2d tma_bf16_output(const void* data, int64_t rows, int64_t cols, int64_t ld) {
-  Tma2d t;
-  t.dtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  t.base = data;
-  t.dims[0] = static_cast<uint64_t>(cols);
-  t.dims[1] = static_cast<uint64_t>(rows);
-  t.row_stride_bytes = static_cast<uint64_t>(ld) * 2;
-  t.box[0] = 64;
-  t.box[1] = 64;
-  t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-  return t;
+  return row_major(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, data, cols, rows, ld * 2, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 Tma2d tma_fp32_output(const void* data, int64_t rows, int64_t cols, int64_t ld) {
-  Tma2d t;
-  t.dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  t.base = data;
-  t.dims[0] = static_cast<uint64_t>(cols);
-  t.dims[1] = static_cast<uint64_t>(rows);
-  t.row_stride_bytes = static_cast<uint64_t>(ld) * 4;
-  t.box[0] = 16;
-  t.box[1] = 64;
-  t.swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
-  return t;
+  return row_major(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, data, cols, rows, ld * 4, 16, 64, CU_TENSOR_MAP_SWIZZLE_64B);
 }
 
 Tma2d tma_fp32_output_grouped(const void* data, int64_t groups, int64_t rows, int64_t cols, int64_t ld) {

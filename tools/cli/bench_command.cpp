@@ -535,6 +535,15 @@ struct GroupProblems {
   std::vector<int> of_group;
   int max_algorithms = 0;
   std::string why;
+
+  // Runs the problem of every group that has one, with algorithm `algo` clamped to what that
+  // problem offers: run(group, problem, algorithm).
+  void run_each(const CublasLtGemm& cublas, int algo, const std::function<void(int64_t, int, int)>& run) const {
+    for (size_t e = 0; e < of_group.size(); ++e) {
+      const int p = of_group[e];
+      if (p >= 0) run(static_cast<int64_t>(e), p, std::min(algo, cublas.algorithms(p) - 1));
+    }
+  }
 };
 
 GroupProblems group_problems(CublasLtGemm* cublas, const std::vector<int64_t>& keys,
@@ -675,19 +684,16 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
       row.cublas_note = problems.why;
       return row;
     }
-    const std::vector<int>& problem = problems.of_group;
     time_cublas(
         &row, flops, problems.max_algorithms, ours,
         [&](int algo, int i, cudaStream_t st) {
           const Set& x = s[size_t(i)];
-          for (int64_t e = 0; e < groups; ++e) {
-            const int p = problem[size_t(e)];
-            if (p < 0) continue;
+          problems.run_each(*cublas, algo, [&](int64_t e, int p, int a) {
             const int64_t first = l.offset[size_t(e)];
             cublas->run_problem(p, x.a.get<uint8_t>() + first * k, x.sfa_cublas.get<float>() + sfa_offset[size_t(e)],
                                 x.b.get<uint8_t>() + e * n * k, x.sfb_cublas.get<float>() + e * nb * l4,
-                                x.d_cublas.get<uint16_t>() + first * n, std::min(algo, cublas->algorithms(p) - 1), st);
-          }
+                                x.d_cublas.get<uint16_t>() + first * n, a, st);
+          });
         },
         [&](const std::function<void(int, cudaStream_t)>& call) {
           call(0, stream);
@@ -787,19 +793,15 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
       row.cublas_note = problems.why;
       return row;
     }
-    const std::vector<int>& problem = problems.of_group;
     time_cublas(
         &row, flops, problems.max_algorithms, ours,
         [&](int algo, int i, cudaStream_t st) {
           const Set& x = s[size_t(i)];
-          for (int64_t e = 0; e < groups; ++e) {
-            const int p = problem[size_t(e)];
-            if (p < 0) continue;
+          problems.run_each(*cublas, algo, [&](int64_t e, int p, int a) {
             const int64_t at = start[size_t(e)];
             cublas->run_problem(p, x.a.get<uint8_t>() + at, x.sfa.get<float>() + at / 128 * m, x.b.get<uint8_t>() + at,
-                                x.sfb.get<float>() + at / 128 * n, x.d.get<float>() + e * m * n,
-                                std::min(algo, cublas->algorithms(p) - 1), st);
-          }
+                                x.sfb.get<float>() + at / 128 * n, x.d.get<float>() + e * m * n, a, st);
+          });
         },
         [&](const std::function<void(int, cudaStream_t)>& call) {
           // One call from the same initial D as ours.

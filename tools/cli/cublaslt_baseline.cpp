@@ -10,21 +10,20 @@
 
 namespace fp8gemm::cli {
 
+// The cuBLASLt entry points used, each as (member, symbol): declared and looked up from this list.
+#define FP8GEMM_CUBLASLT_FUNCTIONS(X)                                                        \
+  X(create, cublasLtCreate) X(destroy, cublasLtDestroy) X(get_version, cublasLtGetVersion)  \
+  X(desc_create, cublasLtMatmulDescCreate) X(desc_destroy, cublasLtMatmulDescDestroy)       \
+  X(desc_set, cublasLtMatmulDescSetAttribute) X(layout_create, cublasLtMatrixLayoutCreate)  \
+  X(layout_destroy, cublasLtMatrixLayoutDestroy) X(pref_create, cublasLtMatmulPreferenceCreate) \
+  X(pref_destroy, cublasLtMatmulPreferenceDestroy) X(pref_set, cublasLtMatmulPreferenceSetAttribute) \
+  X(heuristic, cublasLtMatmulAlgoGetHeuristic) X(matmul, cublasLtMatmul)
+
 struct CublasLtGemm::Impl {
   void* handle_lib = nullptr;
-  decltype(&cublasLtCreate) create = nullptr;
-  decltype(&cublasLtDestroy) destroy = nullptr;
-  decltype(&cublasLtGetVersion) get_version = nullptr;
-  decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
-  decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
-  decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
-  decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
-  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
-  decltype(&cublasLtMatmulPreferenceCreate) pref_create = nullptr;
-  decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy = nullptr;
-  decltype(&cublasLtMatmulPreferenceSetAttribute) pref_set = nullptr;
-  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
-  decltype(&cublasLtMatmul) matmul = nullptr;
+#define FP8GEMM_CUBLASLT_MEMBER(member, symbol) decltype(&symbol) member = nullptr;
+  FP8GEMM_CUBLASLT_FUNCTIONS(FP8GEMM_CUBLASLT_MEMBER)
+#undef FP8GEMM_CUBLASLT_MEMBER
 
   // One configured (form, m, n, k).
   struct Problem {
@@ -68,19 +67,9 @@ std::unique_ptr<CublasLtGemm> CublasLtGemm::open(std::string* why) {
       *why = std::string("libcublasLt lacks ") + name;
     }
   };
-  sym(impl->create, "cublasLtCreate");
-  sym(impl->destroy, "cublasLtDestroy");
-  sym(impl->get_version, "cublasLtGetVersion");
-  sym(impl->desc_create, "cublasLtMatmulDescCreate");
-  sym(impl->desc_destroy, "cublasLtMatmulDescDestroy");
-  sym(impl->desc_set, "cublasLtMatmulDescSetAttribute");
-  sym(impl->layout_create, "cublasLtMatrixLayoutCreate");
-  sym(impl->layout_destroy, "cublasLtMatrixLayoutDestroy");
-  sym(impl->pref_create, "cublasLtMatmulPreferenceCreate");
-  sym(impl->pref_destroy, "cublasLtMatmulPreferenceDestroy");
-  sym(impl->pref_set, "cublasLtMatmulPreferenceSetAttribute");
-  sym(impl->heuristic, "cublasLtMatmulAlgoGetHeuristic");
-  sym(impl->matmul, "cublasLtMatmul");
+#define FP8GEMM_CUBLASLT_LOOKUP(member, symbol) sym(impl->member, #symbol);
+  FP8GEMM_CUBLASLT_FUNCTIONS(FP8GEMM_CUBLASLT_LOOKUP)
+#undef FP8GEMM_CUBLASLT_LOOKUP
   if (!ok) return nullptr;
   if (impl->create(&impl->lt) != CUBLAS_STATUS_SUCCESS) {
     *why = "cublasLtCreate failed";

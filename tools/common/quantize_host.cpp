@@ -67,50 +67,45 @@ GroupScale group_scale(float amax, bool pow2_scales) {
   return g;
 }
 
-Fp8Operand quantize_per_token_ref(const Bf16Host& x, bool pow2_scales) {
-  Fp8Operand q;
-  q.rows = x.rows;
-  q.cols = x.cols;
-  q.ld = round_up(std::max<int64_t>(x.cols, 1), 16);
-  q.per_token = true;
-  q.scale_stride = round_up(std::max<int64_t>(x.rows, 1), 4);
-  const int64_t kb = (x.cols + 127) / 128;
-  q.data.assign(size_t(x.rows * q.ld), 0);
-  q.scales.assign(size_t(kb * q.scale_stride), 0.0f);
-  for (int64_t r = 0; r < x.rows; ++r)
-    for (int64_t j = 0; j < kb; ++j) {
-      const int64_t c0 = j * 128, c1 = std::min(x.cols, c0 + 128);
-      float amax = 0.0f;
-      for (int64_t c = c0; c < c1; ++c) amax = std::max(amax, std::fabs(x.at(r, c)));
-      const GroupScale g = group_scale(amax, pow2_scales);
-      q.scales[size_t(j * q.scale_stride + r)] = g.scale;
-      for (int64_t c = c0; c < c1; ++c) q.data[size_t(r * q.ld + c)] = float_to_e4m3_rn(x.at(r, c) * g.inv);
-    }
-  return q;
-}
+namespace {
 
-Fp8Operand quantize_per_block_ref(const Bf16Host& x, bool pow2_scales) {
+// x quantized in groups of group_rows x 128 elements, each with the scale of its amax: per
+// token (groups of one row; scales M-major with a stride of whole 4-row units) or per block
+// (128 x 128; scales row-major, one per block).
+Fp8Operand quantize_groups_ref(const Bf16Host& x, bool per_token, bool pow2_scales) {
+  const int64_t group_rows = per_token ? 1 : 128;
   Fp8Operand q;
   q.rows = x.rows;
   q.cols = x.cols;
   q.ld = round_up(std::max<int64_t>(x.cols, 1), 16);
-  q.per_token = false;
-  const int64_t rb = (x.rows + 127) / 128, kb = (x.cols + 127) / 128;
-  q.scale_stride = kb;
+  q.per_token = per_token;
+  const int64_t rb = (x.rows + group_rows - 1) / group_rows, kb = (x.cols + 127) / 128;
+  q.scale_stride = per_token ? round_up(std::max<int64_t>(x.rows, 1), 4) : kb;
   q.data.assign(size_t(x.rows * q.ld), 0);
-  q.scales.assign(size_t(rb * kb), 0.0f);
+  q.scales.assign(size_t(per_token ? kb * q.scale_stride : rb * kb), 0.0f);
   for (int64_t i = 0; i < rb; ++i)
     for (int64_t j = 0; j < kb; ++j) {
-      const int64_t r0 = i * 128, r1 = std::min(x.rows, r0 + 128), c0 = j * 128, c1 = std::min(x.cols, c0 + 128);
+      const int64_t r0 = i * group_rows, r1 = std::min(x.rows, r0 + group_rows);
+      const int64_t c0 = j * 128, c1 = std::min(x.cols, c0 + 128);
       float amax = 0.0f;
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t c = c0; c < c1; ++c) amax = std::max(amax, std::fabs(x.at(r, c)));
       const GroupScale g = group_scale(amax, pow2_scales);
-      q.scales[size_t(i * kb + j)] = g.scale;
+      q.scales[size_t(per_token ? j * q.scale_stride + i : i * kb + j)] = g.scale;
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t c = c0; c < c1; ++c) q.data[size_t(r * q.ld + c)] = float_to_e4m3_rn(x.at(r, c) * g.inv);
     }
   return q;
+}
+
+}  // namespace
+
+Fp8Operand quantize_per_token_ref(const Bf16Host& x, bool pow2_scales) {
+  return quantize_groups_ref(x, /*per_token=*/true, pow2_scales);
+}
+
+Fp8Operand quantize_per_block_ref(const Bf16Host& x, bool pow2_scales) {
+  return quantize_groups_ref(x, /*per_token=*/false, pow2_scales);
 }
 
 Fp8Operand quantize_transposed_per_token_ref(const Bf16Host& x, bool pow2_scales) {
