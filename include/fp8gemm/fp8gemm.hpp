@@ -73,33 +73,52 @@ constexpr int64_t kMaxTiles = kMaxDimension;
 // Operand descriptions (device pointers; sizes and strides in elements)
 // ---------------------------------------------------------------------------
 
-// An e4m3 matrix, row-major with K contiguous ("K-major"): element (r, c) is the byte
-// at data[r * ld + c]. ld >= cols, ld % 16 == 0, data 16-byte aligned.
-struct Fp8Matrix {
-  const void* data = nullptr;
+// Every matrix the API reads or writes is one DeviceMatrix: row-major, element (r, c) at
+// data[r * ld + c], ld >= cols, data and rows 16-byte aligned. Its element type and whether
+// the library writes it make it a type of its own, so that an input cannot be passed for an
+// output, nor e4m3 bytes for bf16 values. Scale factors are a DeviceScales (any strides).
+template <typename Element, typename Pointer>
+struct DeviceMatrix {
+  Pointer data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t ld = 0;
 };
 
-// A bf16 output matrix, row-major: element (r, c) is data[r * ld + c] (2 bytes each).
-// ld >= cols, ld % 8 == 0 (16-byte rows), data 16-byte aligned.
-struct Bf16Matrix {
-  void* data = nullptr;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int64_t ld = 0;
-};
-
-// A matrix of fp32 scale factors: element (r, c) is data[r * row_stride + c * col_stride].
+// fp32 scale factors: element (r, c) is data[r * row_stride + c * col_stride].
 // "real value = fp8 value x scale".
-struct ScaleMatrix {
-  const float* data = nullptr;
+template <typename Pointer>
+struct DeviceScales {
+  Pointer data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t row_stride = 0;
   int64_t col_stride = 0;
 };
+
+// The element types (tags only).
+namespace element {
+struct E4m3;
+struct Bf16;
+struct Fp32;
+}  // namespace element
+
+// An e4m3 matrix, K contiguous ("K-major"): element (r, c) is the byte at data[r * ld + c];
+// ld % 16 == 0.
+using Fp8Matrix = DeviceMatrix<element::E4m3, const void*>;
+// A bf16 output matrix (2 bytes an element); ld % 8 == 0 (16-byte rows).
+using Bf16Matrix = DeviceMatrix<element::Bf16, void*>;
+// An fp32 matrix (the weight gradients' D and C); ld % 4 == 0 (16-byte rows).
+using Fp32Matrix = DeviceMatrix<element::Fp32, float*>;
+// A bf16 input of the quantizers; ld % 8 == 0.
+using Bf16Input = DeviceMatrix<element::Bf16, const void*>;
+// An e4m3 output of the quantizers; ld % 16 == 0 (what gemm_fp8_nt reads).
+using Fp8Output = DeviceMatrix<element::E4m3, void*>;
+// Scales a GEMM reads.
+using ScaleMatrix = DeviceScales<const float*>;
+// Scales a quantizer writes: one of the strides is 1 and the other spans the matching
+// dimension (no element written twice).
+using ScaleOutput = DeviceScales<float*>;
 
 // Number of 128-wide blocks covering `k` (the last may be partial).
 constexpr int64_t scale_blocks(int64_t k) { return (k + 127) / 128; }
@@ -160,15 +179,6 @@ struct GemmOptions {
 FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
                              const Fp8Matrix& b, const ScaleMatrix& b_scales,
                              const Bf16Matrix& d, const GemmOptions& options, Stream stream = nullptr);
-
-// An fp32 matrix, row-major: element (r, c) is data[r * ld + c]. ld >= cols, ld % 4 == 0
-// (16-byte rows), data 16-byte aligned.
-struct Fp32Matrix {
-  float* data = nullptr;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int64_t ld = 0;
-};
 
 // Weight gradient ("1D1D"): D [M,N] fp32 = C + A [M,K] x B [N,K]^T, both e4m3 and K-major,
 // both scaled per token along K: a_scales [M, ceil(K/128)] M-major and b_scales
@@ -287,34 +297,6 @@ FP8GEMM_API void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scal
 // ---------------------------------------------------------------------------
 // Quantization: bf16 -> e4m3 with fp32 scales, in the layouts the GEMMs read
 // ---------------------------------------------------------------------------
-
-// A bf16 input matrix, row-major: element (r, c) is data[r * ld + c] (2 bytes each).
-// ld >= cols, ld % 8 == 0, data 16-byte aligned.
-struct Bf16Input {
-  const void* data = nullptr;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int64_t ld = 0;
-};
-
-// An e4m3 output matrix: element (r, c) is the byte at data[r * ld + c].
-// ld >= cols, ld % 16 == 0, data 16-byte aligned (what gemm_fp8_nt reads).
-struct Fp8Output {
-  void* data = nullptr;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int64_t ld = 0;
-};
-
-// fp32 scales to write: element (r, c) is data[r * row_stride + c * col_stride]; one of
-// the strides is 1 and the other spans the matching dimension (no element written twice).
-struct ScaleOutput {
-  float* data = nullptr;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int64_t row_stride = 0;
-  int64_t col_stride = 0;
-};
 
 // The layouts gemm_fp8_nt reads (see per_token_scales() and block_scales()).
 constexpr ScaleOutput per_token_scale_output(float* data, int64_t m, int64_t k) {

@@ -63,16 +63,8 @@ RuntimeInfo runtime_info() {
   for (int i = 0, count = device_count(); i < count; ++i) {
     DeviceInfo d;
     d.ordinal = i;
-    if (const std::optional<DeviceProps> props = try_query_device(i)) {
-      d.name = props->name;
-      d.cc_major = props->cc_major;
-      d.cc_minor = props->cc_minor;
-      d.sm_count = props->sm_count;
-      d.memory_bytes = props->memory_bytes;
-      d.supported = props->supported();
-    } else {
-      d.name = "(the driver could not describe this device)";
-    }
+    d.name = "(the driver could not describe this device)";
+    if (const std::optional<DeviceProps> props = try_query_device(i)) d = *props;
     info.devices.push_back(d);
   }
   return info;

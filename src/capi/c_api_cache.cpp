@@ -112,41 +112,32 @@ fp8gemm_status_t fp8gemm_kernel_name(const fp8gemm_gemm_shape_t* shape, const fp
 
 fp8gemm_status_t fp8gemm_cached_kernels(fp8gemm_cached_kernel_fn on_kernel, void* user_data, size_t* count) {
   return guarded([&] {
-    const std::vector<CachedKernel> kernels = cached_kernels();
-    if (count != nullptr) *count = kernels.size();
-    if (on_kernel == nullptr) return;
-    for (const CachedKernel& k : kernels) {
-      fp8gemm_cached_kernel_t c = library_struct<fp8gemm_cached_kernel_t>();
+    report_items(cached_kernels(), on_kernel, user_data, count, [](const CachedKernel& k, fp8gemm_cached_kernel_t& c) {
       c.file = k.file.c_str();
       c.kernel = k.kernel.c_str();
       c.bytes = k.bytes;
       c.category = k.category.c_str();
       c.status = k.status.c_str();
       c.stale = k.stale ? 1 : 0;
-      on_kernel(&c, user_data);
-    }
+    });
   });
 }
 
 fp8gemm_status_t fp8gemm_cached_tuning_databases(fp8gemm_cached_tuning_database_fn on_database, void* user_data,
                                                  size_t* count) {
   return guarded([&] {
-    const std::vector<CachedTuningDatabase> databases = cached_tuning_databases();
-    if (count != nullptr) *count = databases.size();
-    if (on_database == nullptr) return;
-    for (const CachedTuningDatabase& t : databases) {
-      fp8gemm_cached_tuning_database_t c = library_struct<fp8gemm_cached_tuning_database_t>();
-      c.file = t.file.c_str();
-      c.status = t.status.c_str();
-      c.readable = t.readable ? 1 : 0;
-      c.problems = t.problems;
-      c.gpu = t.gpu.c_str();
-      c.nvrtc = t.nvrtc.c_str();
-      c.library = t.library.c_str();
-      c.sms = t.sms;
-      c.driver = t.driver;
-      on_database(&c, user_data);
-    }
+    report_items(cached_tuning_databases(), on_database, user_data, count,
+                 [](const CachedTuningDatabase& t, fp8gemm_cached_tuning_database_t& c) {
+                   c.file = t.file.c_str();
+                   c.status = t.status.c_str();
+                   c.readable = t.readable ? 1 : 0;
+                   c.problems = t.problems;
+                   c.gpu = t.gpu.c_str();
+                   c.nvrtc = t.nvrtc.c_str();
+                   c.library = t.library.c_str();
+                   c.sms = t.sms;
+                   c.driver = t.driver;
+                 });
   });
 }
 

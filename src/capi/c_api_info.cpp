@@ -30,26 +30,20 @@ fp8gemm_status_t fp8gemm_runtime_info(fp8gemm_runtime_info_t* info, fp8gemm_devi
     c.device_count = t_info.devices.size();
     c.setting_count = t_info.settings.size();
     write_versioned(info, c);
-    if (on_device != nullptr)
-      for (const DeviceInfo& d : t_info.devices) {
-        fp8gemm_device_info_t device = library_struct<fp8gemm_device_info_t>();
-        device.ordinal = d.ordinal;
-        device.name = d.name.c_str();
-        device.cc_major = d.cc_major;
-        device.cc_minor = d.cc_minor;
-        device.sm_count = d.sm_count;
-        device.memory_bytes = d.memory_bytes;
-        device.supported = d.supported ? 1 : 0;
-        on_device(&device, user_data);
-      }
-    if (on_setting != nullptr)
-      for (const Setting& s : t_info.settings) {
-        fp8gemm_setting_t setting = library_struct<fp8gemm_setting_t>();
-        setting.name = s.name.c_str();
-        setting.value = s.value.c_str();
-        setting.source = s.source.c_str();
-        on_setting(&setting, user_data);
-      }
+    report_items(t_info.devices, on_device, user_data, nullptr, [](const DeviceInfo& d, fp8gemm_device_info_t& out) {
+      out.ordinal = d.ordinal;
+      out.name = d.name.c_str();
+      out.cc_major = d.cc_major;
+      out.cc_minor = d.cc_minor;
+      out.sm_count = d.sm_count;
+      out.memory_bytes = d.memory_bytes;
+      out.supported = d.supported ? 1 : 0;
+    });
+    report_items(t_info.settings, on_setting, user_data, nullptr, [](const Setting& x, fp8gemm_setting_t& out) {
+      out.name = x.name.c_str();
+      out.value = x.value.c_str();
+      out.source = x.source.c_str();
+    });
   });
 }
 

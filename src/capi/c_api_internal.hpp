@@ -127,6 +127,21 @@ T library_struct() {
   return s;
 }
 
+// A listing entry point: reports how many `items` there are through `count` (if given), then
+// hands each to `on_item` (if given) as a C struct of the library's size filled by
+// `fill(item, c)`; the struct's strings point into `items` and last for the callback.
+template <typename CStruct, typename Item, typename Fill>
+void report_items(const std::vector<Item>& items, void (*on_item)(const CStruct*, void*), void* user_data,
+                  size_t* count, Fill&& fill) {
+  if (count != nullptr) *count = items.size();
+  if (on_item == nullptr) return;
+  for (const Item& item : items) {
+    CStruct c = library_struct<CStruct>();
+    fill(item, c);
+    on_item(&c, user_data);
+  }
+}
+
 inline Fp8Matrix to_cpp(const fp8gemm_fp8_matrix_t& m) { return {m.data, m.rows, m.cols, m.ld}; }
 inline Bf16Matrix to_cpp(const fp8gemm_bf16_matrix_t& m) { return {m.data, m.rows, m.cols, m.ld}; }
 inline Fp32Matrix to_cpp(const fp8gemm_fp32_matrix_t& m) { return {m.data, m.rows, m.cols, m.ld}; }

@@ -7,22 +7,16 @@
 #include <string>
 
 #include "driver/driver_api.hpp"
+#include "fp8gemm/fp8gemm.hpp"
 
 namespace fp8gemm::detail {
 
 // What the library reads of a device, in one place: the call runtimes, runtime_info(),
-// the tuning database's device key and planning without a call context all ask here.
-struct DeviceProps {
-  int ordinal = 0;
-  std::string name;
-  int cc_major = 0;
-  int cc_minor = 0;
-  int sm_count = 0;
+// the tuning database's device key and planning without a call context all ask here. The
+// public part (ordinal, name, compute capability, SMs, memory, whether the kernels run on it:
+// sm_90) is what runtime_info() reports.
+struct DeviceProps : DeviceInfo {
   int max_smem_optin = 0;  // dynamic shared memory a kernel may opt in to, bytes
-  size_t memory_bytes = 0;
-
-  // The kernels are sm_90a code: Hopper only.
-  bool supported() const { return cc_major == 9 && cc_minor == 0; }
 };
 
 // The properties of `device`. Throws Error(CudaError) naming the query that failed.

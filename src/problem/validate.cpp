@@ -44,6 +44,14 @@ void check_stride(const char* fn, int64_t value, const char* name) {
         name, value, kMaxDimension);
 }
 
+// A matrix's leading dimension (`name`): at least its `cols` (called `cols_name` in the
+// message) and a multiple of `multiple` elements (16-byte row starts); `why` ends the message.
+void check_ld(const char* fn, const char* name, int64_t ld, int64_t cols, const char* cols_name, int multiple,
+              const char* why = "") {
+  if (ld < cols || ld % multiple != 0)
+    bad(fn, "{} = {} must be >= {} = {} and a multiple of {}{}", name, ld, cols_name, cols, multiple, why);
+}
+
 template <class Scales>
 void check_scale_strides(const char* fn, const Scales& s, const char* name) {
   if (s.row_stride > kMaxDimension || s.col_stride > kMaxDimension)
@@ -103,12 +111,9 @@ bool validate_1d2d(const char* fn, const Fp8Matrix& a, const ScaleMatrix& sa, co
   check_pointer(fn, d.data, "d.data", 16);
   check_pointer(fn, sa.data, "a_scales.data", 16);
   check_pointer(fn, sb.data, "b_scales.data", 4);
-  if (a.ld < k || a.ld % 16 != 0)
-    bad(fn, "a.ld = {} must be >= K = {} and a multiple of 16 (bytes between row starts)", a.ld, k);
-  if (b.ld < k || b.ld % 16 != 0)
-    bad(fn, "b.ld = {} must be >= K = {} and a multiple of 16 (bytes between row starts)", b.ld, k);
-  if (d.ld < n || d.ld % 8 != 0)
-    bad(fn, "d.ld = {} must be >= N = {} and a multiple of 8 (16-byte row starts)", d.ld, n);
+  check_ld(fn, "a.ld", a.ld, k, "K", 16, " (bytes between row starts)");
+  check_ld(fn, "b.ld", b.ld, k, "K", 16, " (bytes between row starts)");
+  check_ld(fn, "d.ld", d.ld, n, "N", 8, " (16-byte row starts)");
   check_stride(fn, a.ld, "a.ld");
   check_stride(fn, b.ld, "b.ld");
   check_stride(fn, d.ld, "d.ld");
@@ -213,11 +218,8 @@ bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, c
   check_pointer(op, x.data, "x.data", 16);
   check_pointer(op, q.data, "q.data", 16);
   check_pointer(op, sf.data, "scales.data", 4);
-  if (x.ld < x.cols || x.ld % 8 != 0)
-    reject(fmt::format("x.ld = {} must be >= cols = {} and a multiple of 8 (16-byte row starts)", x.ld, x.cols));
-  if (q.ld < q.cols || q.ld % 16 != 0)
-    reject(fmt::format("q.ld = {} must be >= its cols = {} and a multiple of 16 (what gemm_fp8_nt reads)", q.ld,
-                       q.cols));
+  check_ld(op, "x.ld", x.ld, x.cols, "cols", 8, " (16-byte row starts)");
+  check_ld(op, "q.ld", q.ld, q.cols, "its cols", 16, " (what gemm_fp8_nt reads)");
   if (x.ld > kMaxDimension || q.ld > kMaxDimension || sf.row_stride > kMaxDimension || sf.col_stride > kMaxDimension)
     reject(fmt::format("x.ld = {}, q.ld = {} and the scale strides ({}, {}) must each be at most {}", x.ld, q.ld,
                        sf.row_stride, sf.col_stride, kMaxDimension));
@@ -267,10 +269,8 @@ bool validate_fp8_transpose(const Fp8Matrix& w, const ScaleMatrix& ws, const Fp8
   check_pointer(fn, wt.data, "wt.data", 16);
   check_pointer(fn, ws.data, "w_scales.data", 4);
   check_pointer(fn, wts.data, "wt_scales.data", 4);
-  if (w.ld < w.cols || w.ld % 16 != 0)
-    reject(fmt::format("w.ld = {} must be >= cols = {} and a multiple of 16", w.ld, w.cols));
-  if (wt.ld < wt.cols || wt.ld % 16 != 0)
-    reject(fmt::format("wt.ld = {} must be >= its cols = {} and a multiple of 16", wt.ld, wt.cols));
+  check_ld(fn, "w.ld", w.ld, w.cols, "cols", 16);
+  check_ld(fn, "wt.ld", wt.ld, wt.cols, "its cols", 16);
   if (w.ld > kMaxDimension || wt.ld > kMaxDimension || ws.row_stride > kMaxDimension ||
       ws.col_stride > kMaxDimension || wts.row_stride > kMaxDimension || wts.col_stride > kMaxDimension)
     reject(fmt::format("leading dimensions and scale strides must each be at most {}", kMaxDimension));
@@ -358,11 +358,10 @@ bool validate_1d1d(const char* fn, const Fp8Matrix& a, const ScaleMatrix& sa, co
   check_pointer(fn, sa.data, "a_scales.data", 16);
   check_pointer(fn, sb.data, "b_scales.data", 16);
   if (c != nullptr) check_pointer(fn, c->data, "c->data", 16);
-  if (a.ld < k || a.ld % 16 != 0) bad(fn, "a.ld = {} must be >= K = {} and a multiple of 16", a.ld, k);
-  if (b.ld < k || b.ld % 16 != 0) bad(fn, "b.ld = {} must be >= K = {} and a multiple of 16", b.ld, k);
-  if (d.ld < n || d.ld % 4 != 0) bad(fn, "d.ld = {} must be >= N = {} and a multiple of 4 (16-byte row starts)", d.ld, n);
-  if (c != nullptr && (c->ld < n || c->ld % 4 != 0))
-    bad(fn, "c->ld = {} must be >= N = {} and a multiple of 4 (16-byte row starts)", c->ld, n);
+  check_ld(fn, "a.ld", a.ld, k, "K", 16);
+  check_ld(fn, "b.ld", b.ld, k, "K", 16);
+  check_ld(fn, "d.ld", d.ld, n, "N", 4, " (16-byte row starts)");
+  if (c != nullptr) check_ld(fn, "c->ld", c->ld, n, "N", 4, " (16-byte row starts)");
   check_stride(fn, a.ld, "a.ld");
   check_stride(fn, b.ld, "b.ld");
   check_stride(fn, d.ld, "d.ld");

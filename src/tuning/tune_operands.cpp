@@ -69,21 +69,20 @@ TuneLayout tune_layout(const GemmProblem& p) {
 }
 
 TuneArgs tune_args(const GemmProblem& p, const TuneLayout& l, const TuneBuffers& buffers) {
-  TuneArgs args;
-  args.a = Fp8Matrix{buffers.a, l.a_rows, l.cols, l.cols};
-  args.b = Fp8Matrix{buffers.b, l.b_rows, l.cols, l.cols};
-  args.a_scales = per_token_scales(static_cast<const float*>(buffers.sfa), l.a_rows, l.cols);
   const float* sfb = static_cast<const float*>(buffers.sfb);
   const int64_t kb = scale_blocks(l.cols);
-  args.b_scales = family(p.kind).fp32_output ? per_token_scales(sfb, l.b_rows, l.cols)
-                                  : ScaleMatrix{sfb, b_matrices(p) * scale_blocks(p.n), kb, kb, 1};
-  args.d = buffers.d;
-  args.d_rows = l.d_rows;
-  args.n = p.n;
-  args.group_info = buffers.group_info;
-  args.groups = p.groups;
-  args.expected_m = l.expected_m;
-  return args;
+  const ScaleMatrix b_scales = family(p.kind).fp32_output ? per_token_scales(sfb, l.b_rows, l.cols)
+                                                          : ScaleMatrix{sfb, b_matrices(p) * scale_blocks(p.n), kb, kb, 1};
+  return TuneArgs{Fp8Matrix{buffers.a, l.a_rows, l.cols, l.cols},
+                  Fp8Matrix{buffers.b, l.b_rows, l.cols, l.cols},
+                  per_token_scales(static_cast<const float*>(buffers.sfa), l.a_rows, l.cols),
+                  b_scales,
+                  buffers.d,
+                  l.d_rows,
+                  p.n,
+                  buffers.group_info,
+                  p.groups,
+                  l.expected_m};
 }
 
 bool validate_tune_args(KernelKind kind, const TuneArgs& x) {

@@ -9,10 +9,10 @@
 
 namespace fp8gemm::gputest {
 
-DeviceBuffer upload_ints(const std::vector<int32_t>& values) {
-  DeviceBuffer b(values.size() * 4);
-  check(cudaMemcpy(b.get(), values.data(), values.size() * 4, cudaMemcpyHostToDevice), "upload int32 values");
-  check(cudaDeviceSynchronize(), "upload int32 values");
+DeviceBuffer upload_bytes(const void* data, size_t bytes) {
+  DeviceBuffer b(bytes);
+  check(cudaMemcpy(b.get(), data, bytes, cudaMemcpyHostToDevice), "upload");
+  check(cudaDeviceSynchronize(), "upload");
   return b;
 }
 

@@ -93,8 +93,14 @@ DeviceComparison compare(const GuardedOutput& out, const double* ref);
 // True if every element of the buffer still holds the poison pattern; synchronizes.
 bool all_poisoned(const GuardedOutput& out);
 
-// Int32 values copied to the device (group indices, counts); synchronizes.
-DeviceBuffer upload_ints(const std::vector<int32_t>& values);
+// Host values copied to a new device buffer; synchronizes.
+DeviceBuffer upload_bytes(const void* data, size_t bytes);
+template <typename T>
+DeviceBuffer upload_vector(const std::vector<T>& values) {
+  return upload_bytes(values.data(), values.size() * sizeof(T));
+}
+// Int32 values (group indices, counts).
+inline DeviceBuffer upload_ints(const std::vector<int32_t>& values) { return upload_vector(values); }
 
 // --- fp32 outputs (the weight gradients)
 

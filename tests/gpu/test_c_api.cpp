@@ -64,36 +64,58 @@ fp8gemm_bf16_matrix_t c_of(const Bf16Matrix& m) { return {m.data, m.rows, m.cols
 fp8gemm_fp32_matrix_t c_of(const Fp32Matrix& m) { return {m.data, m.rows, m.cols, m.ld}; }
 fp8gemm_scale_matrix_t c_of(const ScaleMatrix& s) { return {s.data, s.rows, s.cols, s.row_stride, s.col_stride}; }
 
-// A dense problem with tails in M, N and K: A per-token, B per-block scaled.
-struct Dense {
-  int64_t m = 300, n = 264, k = 1040;
-  DeviceOperand a = upload(host::random_operand(m, k, k, true, 101));
-  DeviceOperand b = upload(host::random_operand(n, k, k, false, 202));
-  Fp8Matrix fa() const { return {a.data.get(), m, k, k}; }
-  Fp8Matrix fb() const { return {b.data.get(), n, k, k}; }
-  ScaleMatrix sa() const { return per_token_scales(a.scales.get<float>(), m, k); }
-  ScaleMatrix sb() const { return block_scales(b.scales.get<float>(), n, k); }
+// A and B of a call on the device, with their C++ and C descriptors: A per-token scaled; B
+// per-block (the forward GEMMs; experts stacked: block scales of [G * N, K] when N % 128 == 0)
+// or per-token (the weight gradients), as its host operand says.
+struct CallOperands {
+  DeviceOperand a, b;
+  Fp8Matrix fa, fb;
+  ScaleMatrix sa, sb;
+  fp8gemm_fp8_matrix_t ca, cb;
+  fp8gemm_scale_matrix_t csa, csb;
+
+  CallOperands(host::Fp8Operand host_a, host::Fp8Operand host_b)
+      : a(upload(std::move(host_a))), b(upload(std::move(host_b))) {
+    const int64_t k = a.host.cols;
+    fa = {a.data.get(), a.host.rows, k, a.host.ld};
+    fb = {b.data.get(), b.host.rows, k, b.host.ld};
+    sa = per_token_scales(a.scales.get<float>(), a.host.rows, k);
+    sb = b.host.per_token ? per_token_scales(b.scales.get<float>(), b.host.rows, k)
+                          : block_scales(b.scales.get<float>(), b.host.rows, k);
+    ca = c_of(fa);
+    cb = c_of(fb);
+    csa = c_of(sa);
+    csb = c_of(sb);
+  }
+  // Random operands: A [a_rows, K], B [b_rows, K].
+  CallOperands(int64_t a_rows, int64_t b_rows, int64_t k, bool b_per_token, uint64_t seed)
+      : CallOperands(host::random_operand(a_rows, k, k, true, seed),
+                     host::random_operand(b_rows, k, k, b_per_token, seed + 1)) {}
 };
 
 }  // namespace
 
+// A dense problem with tails in M, N and K.
 TEST_F(GpuCApi, DenseBf16IsBitIdentical) {
-  const Dense p;
-  const fp8gemm_fp8_matrix_t a = c_of(p.fa()), b = c_of(p.fb());
-  const fp8gemm_scale_matrix_t sa = c_of(p.sa()), sb = c_of(p.sb());
+  struct {
+    int64_t m = 300, n = 264;
+  } p;
+  const CallOperands x(p.m, p.n, 1040, false, 101);
+  const fp8gemm_fp8_matrix_t a = x.ca, b = x.cb;
+  const fp8gemm_scale_matrix_t sa = x.csa, sb = x.csb;
   const int64_t ld = p.n + 8;  // row padding that neither call may write
   {
     OutputPair out(size_t(p.m * ld) * 2);
     const Bf16Matrix d_cpp{out.cpp.get(), p.m, p.n, ld};
     const fp8gemm_bf16_matrix_t d_c = c_of(Bf16Matrix{out.c.get(), p.m, p.n, ld});
-    gemm_fp8_nt(p.fa(), p.sa(), p.fb(), p.sb(), d_cpp);
+    gemm_fp8_nt(x.fa, x.sa, x.fb, x.sb, d_cpp);
     expect_success(fp8gemm_gemm_fp8_nt(&a, &sa, &b, &sb, &d_c, nullptr));
     expect_identical(out, "gemm_fp8_nt");
   }
   {
     OutputPair out(size_t(p.m * ld) * 2);
     const fp8gemm_bf16_matrix_t d_c = c_of(Bf16Matrix{out.c.get(), p.m, p.n, ld});
-    gemm_fp8_nt(p.fa(), p.sa(), p.fb(), p.sb(), {out.cpp.get(), p.m, p.n, ld}, GemmOptions{true});
+    gemm_fp8_nt(x.fa, x.sa, x.fb, x.sb, {out.cpp.get(), p.m, p.n, ld}, GemmOptions{true});
     fp8gemm_gemm_options_t options = fp8gemm_default_gemm_options();
     options.b_constant = 1;
     expect_success(fp8gemm_gemm_fp8_nt_with_options(&a, &sa, &b, &sb, &d_c, &options, nullptr));
@@ -104,7 +126,7 @@ TEST_F(GpuCApi, DenseBf16IsBitIdentical) {
     const fp8gemm_bf16_matrix_t d_c = c_of(Bf16Matrix{out.c.get(), p.m, p.n, ld});
     // A config of the sweep's families, every field but the defaulted epilogue and split set.
     const KernelConfig config{128, 144, 5, 4, 1};
-    gemm_fp8_nt(p.fa(), p.sa(), p.fb(), p.sb(), {out.cpp.get(), p.m, p.n, ld}, config);
+    gemm_fp8_nt(x.fa, x.sa, x.fb, x.sb, {out.cpp.get(), p.m, p.n, ld}, config);
     fp8gemm_kernel_config_t c_config = fp8gemm_default_kernel_config();
     c_config.block_m = 128;
     c_config.block_n = 144;
@@ -117,14 +139,8 @@ TEST_F(GpuCApi, DenseBf16IsBitIdentical) {
 }
 
 TEST_F(GpuCApi, WeightGradientFp32IsBitIdentical) {
-  const int64_t m = 300, n = 264, k = 1040, ld = n + 4;
-  const DeviceOperand ha = upload(host::random_operand(m, k, k, true, 303));
-  const DeviceOperand hb = upload(host::random_operand(n, k, k, true, 404));
-  const Fp8Matrix fa{ha.data.get(), m, k, k}, fb{hb.data.get(), n, k, k};
-  const ScaleMatrix sa = per_token_scales(ha.scales.get<float>(), m, k);
-  const ScaleMatrix sb = per_token_scales(hb.scales.get<float>(), n, k);
-  const fp8gemm_fp8_matrix_t a = c_of(fa), b = c_of(fb);
-  const fp8gemm_scale_matrix_t csa = c_of(sa), csb = c_of(sb);
+  const int64_t m = 300, n = 264, ld = n + 4;
+  const CallOperands x(m, n, 1040, true, 303);
   const std::vector<uint8_t> c_values = random_floats(size_t(m * ld), 505);
   const DeviceBuffer c_buffer(c_values.size());
   check(cudaMemcpy(c_buffer.get(), c_values.data(), c_values.size(), cudaMemcpyHostToDevice), "upload C");
@@ -135,9 +151,9 @@ TEST_F(GpuCApi, WeightGradientFp32IsBitIdentical) {
     OutputPair out(mode == 2 ? c_values : std::vector<uint8_t>(c_values.size(), 0xff));
     const Fp32Matrix d_cpp{out.cpp.get<float>(), m, n, ld};
     const fp8gemm_fp32_matrix_t d_c = c_of(Fp32Matrix{out.c.get<float>(), m, n, ld});
-    gemm_fp8_nt_wgrad(fa, sa, fb, sb, d_cpp, mode == 0 ? nullptr : mode == 1 ? &c : &d_cpp);
-    expect_success(fp8gemm_gemm_fp8_nt_wgrad(&a, &csa, &b, &csb, &d_c, mode == 0 ? nullptr : mode == 1 ? &cc : &d_c,
-                                             nullptr));
+    gemm_fp8_nt_wgrad(x.fa, x.sa, x.fb, x.sb, d_cpp, mode == 0 ? nullptr : mode == 1 ? &c : &d_cpp);
+    expect_success(fp8gemm_gemm_fp8_nt_wgrad(&x.ca, &x.csa, &x.cb, &x.csb, &d_c,
+                                             mode == 0 ? nullptr : mode == 1 ? &cc : &d_c, nullptr));
     expect_identical(out, "gemm_fp8_nt_wgrad");
   }
 }
@@ -154,38 +170,26 @@ TEST_F(GpuCApi, GroupedContiguousIsBitIdentical) {
     group_of_row.insert(group_of_row.end(), size_t(padded - r), -1);
   }
   const int64_t m = int64_t(group_of_row.size());
-  const DeviceOperand ha = upload(host::random_operand(m, k, k, true, 606));
-  // N a multiple of 128: the experts' block scales stacked are the block scales of [G * N, K].
-  const DeviceOperand hb = upload(host::random_operand(groups * n, k, k, false, 707));
+  const CallOperands x(m, groups * n, k, false, 606);
   const DeviceBuffer index = upload_ints(group_of_row);
-  const Fp8Matrix fa{ha.data.get(), m, k, k}, fb{hb.data.get(), groups * n, k, k};
-  const ScaleMatrix sa = per_token_scales(ha.scales.get<float>(), m, k);
-  const ScaleMatrix sb = block_scales(hb.scales.get<float>(), groups * n, k);
-  const fp8gemm_fp8_matrix_t a = c_of(fa), b = c_of(fb);
-  const fp8gemm_scale_matrix_t csa = c_of(sa), csb = c_of(sb);
   OutputPair out(size_t(m * n) * 2);
   const fp8gemm_bf16_matrix_t d_c = c_of(Bf16Matrix{out.c.get(), m, n, n});
-  gemm_fp8_nt_grouped_contiguous(fa, sa, fb, sb, {out.cpp.get(), m, n, n}, index.get<int32_t>(), groups);
-  expect_success(
-      fp8gemm_gemm_fp8_nt_grouped_contiguous(&a, &csa, &b, &csb, &d_c, index.get<int32_t>(), groups, nullptr));
+  gemm_fp8_nt_grouped_contiguous(x.fa, x.sa, x.fb, x.sb, {out.cpp.get(), m, n, n}, index.get<int32_t>(), groups);
+  expect_success(fp8gemm_gemm_fp8_nt_grouped_contiguous(&x.ca, &x.csa, &x.cb, &x.csb, &d_c, index.get<int32_t>(),
+                                                        groups, nullptr));
   expect_identical(out, "gemm_fp8_nt_grouped_contiguous");
 }
 
 TEST_F(GpuCApi, GroupedMaskedIsBitIdentical) {
   // max_m = 128 rows per expert, of which 128, 0, 37 and 100 are used (the rest stay poison).
   const int64_t groups = 4, max_m = 128, m = groups * max_m, n = 256, k = 528, expected_m = 64;
-  const DeviceOperand ha = upload(host::random_operand(m, k, k, true, 808));
-  const DeviceOperand hb = upload(host::random_operand(groups * n, k, k, false, 909));
+  const CallOperands x(m, groups * n, k, false, 808);
   const DeviceBuffer masked_m = upload_ints({128, 0, 37, 100});
-  const Fp8Matrix fa{ha.data.get(), m, k, k}, fb{hb.data.get(), groups * n, k, k};
-  const ScaleMatrix sa = per_token_scales(ha.scales.get<float>(), m, k);
-  const ScaleMatrix sb = block_scales(hb.scales.get<float>(), groups * n, k);
-  const fp8gemm_fp8_matrix_t a = c_of(fa), b = c_of(fb);
-  const fp8gemm_scale_matrix_t csa = c_of(sa), csb = c_of(sb);
   OutputPair out(size_t(m * n) * 2);
   const fp8gemm_bf16_matrix_t d_c = c_of(Bf16Matrix{out.c.get(), m, n, n});
-  gemm_fp8_nt_grouped_masked(fa, sa, fb, sb, {out.cpp.get(), m, n, n}, masked_m.get<int32_t>(), groups, expected_m);
-  expect_success(fp8gemm_gemm_fp8_nt_grouped_masked(&a, &csa, &b, &csb, &d_c, masked_m.get<int32_t>(), groups,
+  gemm_fp8_nt_grouped_masked(x.fa, x.sa, x.fb, x.sb, {out.cpp.get(), m, n, n}, masked_m.get<int32_t>(), groups,
+                             expected_m);
+  expect_success(fp8gemm_gemm_fp8_nt_grouped_masked(&x.ca, &x.csa, &x.cb, &x.csb, &d_c, masked_m.get<int32_t>(), groups,
                                                     expected_m, nullptr));
   expect_identical(out, "gemm_fp8_nt_grouped_masked");
 }
@@ -197,22 +201,17 @@ TEST_F(GpuCApi, KGroupedWeightGradientIsBitIdentical) {
   const int64_t groups = int64_t(ks.size()), m = 192, n = 260, ld = n + 4;
   int64_t k = 0;
   k_group_starts(ks, &k);
-  const host::Fp8Operand host_a = k_grouped_operand(m, k, ks, 1001), host_b = k_grouped_operand(n, k, ks, 1002);
-  const DeviceOperand ha = upload(host_a), hb = upload(host_b);
+  const CallOperands x(k_grouped_operand(m, k, ks, 1001), k_grouped_operand(n, k, ks, 1002));
   const DeviceBuffer group_k = upload_ints(ks);
-  const Fp8Matrix fa{ha.data.get(), m, k, k}, fb{hb.data.get(), n, k, k};
-  const ScaleMatrix sa = per_token_scales(ha.scales.get<float>(), m, k);
-  const ScaleMatrix sb = per_token_scales(hb.scales.get<float>(), n, k);
-  const fp8gemm_fp8_matrix_t a = c_of(fa), b = c_of(fb);
-  const fp8gemm_scale_matrix_t csa = c_of(sa), csb = c_of(sb);
   const std::vector<uint8_t> c_values = random_floats(size_t(groups * m * ld), 1003);
   for (bool in_place : {false, true}) {
     SCOPED_TRACE(in_place ? "in place" : "no C");
     OutputPair out(in_place ? c_values : std::vector<uint8_t>(c_values.size(), 0xff));
     const Fp32Matrix d_cpp{out.cpp.get<float>(), groups * m, n, ld};
     const fp8gemm_fp32_matrix_t d_c = c_of(Fp32Matrix{out.c.get<float>(), groups * m, n, ld});
-    gemm_fp8_nt_wgrad_k_grouped(fa, sa, fb, sb, d_cpp, in_place ? &d_cpp : nullptr, group_k.get<int32_t>(), groups);
-    expect_success(fp8gemm_gemm_fp8_nt_wgrad_k_grouped(&a, &csa, &b, &csb, &d_c, in_place ? &d_c : nullptr,
+    gemm_fp8_nt_wgrad_k_grouped(x.fa, x.sa, x.fb, x.sb, d_cpp, in_place ? &d_cpp : nullptr, group_k.get<int32_t>(),
+                                groups);
+    expect_success(fp8gemm_gemm_fp8_nt_wgrad_k_grouped(&x.ca, &x.csa, &x.cb, &x.csb, &d_c, in_place ? &d_c : nullptr,
                                                        group_k.get<int32_t>(), groups, nullptr));
     expect_identical(out, "gemm_fp8_nt_wgrad_k_grouped");
   }

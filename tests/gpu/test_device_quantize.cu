@@ -100,11 +100,7 @@ __global__ void user_quantize_per_block(const __nv_bfloat16* x, long long ldx, i
 
 // Random bf16 rows with the edge cases listed at the top, each in its own groups.
 host::Bf16Host make_input(int64_t rows, int64_t cols, uint64_t seed) {
-  host::Bf16Host x;
-  x.rows = rows;
-  x.cols = cols;
-  x.ld = (cols + 7) / 8 * 8 + 8;  // a sub-matrix view: padding after each row
-  x.data.assign(size_t(rows * x.ld), host::float_to_bf16(12345.0f));  // padding must not matter
+  host::Bf16Host x = host::padded_bf16(rows, cols);  // a sub-matrix view: padding must not matter
   host::SplitMix64 rng(seed);
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   for (int64_t r = 0; r < rows; ++r)
@@ -219,8 +215,7 @@ TEST_F(GpuDeviceQuantize, PerTokenBitExactAgainstTheLibrary) {
   for (auto [rows, cols] : kShapes) {
     SCOPED_TRACE(testing::Message() << rows << " x " << cols);
     const host::Bf16Host x = make_input(rows, cols, uint64_t(rows * 1009 + cols));
-    DeviceBuffer dx(x.data.size() * 2);
-    check(cudaMemcpy(dx.get(), x.data.data(), x.data.size() * 2, cudaMemcpyHostToDevice), "upload x");
+    const DeviceBuffer dx = upload_vector(x.data);
     run_per_token<16, false>(x, dx, 1.0f);
     run_per_token<16, true>(x, dx, 1.0f);
     run_per_token<32, false>(x, dx, 1.0f);
@@ -236,8 +231,7 @@ TEST_F(GpuDeviceQuantize, FusedOpRoundedToBf16MatchesTheUnfusedPath) {
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 1000}, {130, 2056}}) {
     SCOPED_TRACE(testing::Message() << rows << " x " << cols);
     const host::Bf16Host x = make_input(rows, cols, uint64_t(rows * 31 + cols));
-    DeviceBuffer dx(x.data.size() * 2);
-    check(cudaMemcpy(dx.get(), x.data.data(), x.data.size() * 2, cudaMemcpyHostToDevice), "upload x");
+    const DeviceBuffer dx = upload_vector(x.data);
     run_per_token<16, false>(x, dx, 1.37f);
     run_per_token<32, true>(x, dx, -0.61f);
   }
@@ -247,8 +241,7 @@ TEST_F(GpuDeviceQuantize, PerBlockBitExactAgainstTheLibrary) {
   for (auto [rows, cols] : kShapes) {
     SCOPED_TRACE(testing::Message() << rows << " x " << cols);
     const host::Bf16Host x = make_input(rows, cols, uint64_t(rows * 7 + cols));
-    DeviceBuffer dx(x.data.size() * 2);
-    check(cudaMemcpy(dx.get(), x.data.data(), x.data.size() * 2, cudaMemcpyHostToDevice), "upload x");
+    const DeviceBuffer dx = upload_vector(x.data);
     run_per_block<false>(x, dx);
     run_per_block<true>(x, dx);
   }

@@ -23,11 +23,7 @@ class GpuQuantize : public Sm90Test {};
 // `huge`: a few +-3e38 values (rows 5, 16, ...), which the quantizers must survive; off
 // where the quantized operands feed a GEMM (their products overflow bf16).
 host::Bf16Host make_input(int64_t rows, int64_t cols, uint64_t seed, bool huge = true) {
-  host::Bf16Host x;
-  x.rows = rows;
-  x.cols = cols;
-  x.ld = (cols + 7) / 8 * 8 + 8;  // a sub-matrix view: padding after each row
-  x.data.assign(size_t(rows * x.ld), host::float_to_bf16(12345.0f));  // padding must not matter
+  host::Bf16Host x = host::padded_bf16(rows, cols);  // a sub-matrix view: padding must not matter
   host::SplitMix64 rng(seed);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
@@ -56,8 +52,7 @@ void run_and_compare(Mode mode, int64_t x_rows, int64_t x_cols, bool pow2) {
                                : mode == Mode::PerToken ? host::quantize_per_token_ref(x, pow2)
                                                         : host::quantize_transposed_per_token_ref(x, pow2);
   const int64_t rows = ref.rows, cols = ref.cols;  // of q
-  DeviceBuffer dx(x.data.size() * 2);
-  check(cudaMemcpy(dx.get(), x.data.data(), x.data.size() * 2, cudaMemcpyHostToDevice), "upload x");
+  const DeviceBuffer dx = upload_vector(x.data);
   const int64_t ldq = ref.ld + 16;  // a wider q to catch writes past a row
   DeviceBuffer dq(size_t(rows * ldq));
   DeviceBuffer ds((ref.scales.size() + 64) * 4);
@@ -119,9 +114,7 @@ TEST_F(GpuQuantize, OutputsFeedTheGemm) {
   const int64_t m = 200, n = 264, k = 528;  // K tail of 16 (the GEMM needs K % 16 == 0)
   const host::Bf16Host xa = make_input(m, k, 5, false), xb = make_input(n, k, 6, false);
   const host::Fp8Operand ra = host::quantize_per_token_ref(xa, false), rb = host::quantize_per_block_ref(xb, false);
-  DeviceBuffer da(xa.data.size() * 2), db(xb.data.size() * 2);
-  check(cudaMemcpy(da.get(), xa.data.data(), xa.data.size() * 2, cudaMemcpyHostToDevice), "upload a");
-  check(cudaMemcpy(db.get(), xb.data.data(), xb.data.size() * 2, cudaMemcpyHostToDevice), "upload b");
+  const DeviceBuffer da = upload_vector(xa.data), db = upload_vector(xb.data);
   DeviceBuffer qa(size_t(m * ra.ld)), qb(size_t(n * rb.ld)), sa(ra.scales.size() * 4), sb(rb.scales.size() * 4);
   quantize_per_token({da.get(), m, k, xa.ld}, {qa.get(), m, k, ra.ld}, per_token_scale_output(sa.get<float>(), m, k));
   quantize_per_block({db.get(), n, k, xb.ld}, {qb.get(), n, k, rb.ld}, block_scale_output(sb.get<float>(), n, k));

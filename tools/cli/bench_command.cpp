@@ -215,15 +215,33 @@ double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t
   return median(per_call);
 }
 
-// Our side of a row, after the first call: the host cost of one call (enqueue only, the
-// kernel loaded; 64 calls) and the device time per call (time_calls).
-void time_ours(Row* row, const Call& ours, int sets, const Timing& timing, cudaStream_t stream) {
+// Our side of a row: a first call on set 0 (it loads the kernel; then `after_first_call`, e.g. to
+// keep its output for the check against cuBLASLt), the host cost of one call (enqueue only; 64
+// calls), the device time per call (time_calls) and the rates for `flops` and `bytes` moved.
+void time_ours(Row* row, const Call& ours, double flops, double bytes, int sets, const Timing& timing,
+               cudaStream_t stream, const std::function<void()>& after_first_call = {}) {
+  ours(0, stream);
+  cuda_check(cudaStreamSynchronize(stream), "first call");
+  if (after_first_call) after_first_call();
   const auto t0 = std::chrono::steady_clock::now();
   constexpr int kHostCalls = 64;
   for (int i = 0; i < kHostCalls; ++i) ours(i % sets, stream);
   row->host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
   cuda_check(cudaStreamSynchronize(stream), "host timing");
   row->us = time_calls(ours, sets, timing, stream, &row->calls_per_graph);
+  row->tflops = flops / row->us * 1e-6;
+  row->gbs = bytes / row->us * 1e-3;
+}
+
+// time_ours for an fp32 output accumulated in place: returns D (`count` floats at `d`) as the
+// first call left it, the output the check compares.
+std::vector<float> first_call_fp32(Row* row, const Call& ours, double flops, double bytes, const void* d, size_t count,
+                                   int sets, const Timing& timing, cudaStream_t stream) {
+  std::vector<float> out(count);
+  time_ours(row, ours, flops, bytes, sets, timing, stream, [&] {
+    cuda_check(cudaMemcpy(out.data(), d, count * 4, cudaMemcpyDeviceToHost), "copy");
+  });
+  return out;
 }
 
 // The same for two calls measured in alternation (a b, b a, a b, ...), so that both see the
@@ -345,14 +363,9 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
     else
       gemm_fp8_nt(ma, sa, mb, block_scales(x.sfb.get<float>(), n, k), md, GemmOptions{o.b_constant}, st);
   };
-  ours(0, stream);
-  cuda_check(cudaStreamSynchronize(stream), "first call");
-
-  time_ours(&row, ours, sets, timing_of(o), stream);
   const double flops = 2.0 * double(m) * double(n) * double(k);
   const double bytes = double(m * k + n * k) + double(m * kb + nb * kb) * 4 + double(m * n) * 2;
-  row.tflops = flops / row.us * 1e-6;
-  row.gbs = bytes / row.us * 1e-3;
+  time_ours(&row, ours, flops, bytes, sets, timing_of(o), stream);
 
   if (cublas != nullptr) {
     std::string why;
@@ -429,18 +442,12 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
                       Fp8Matrix{x.b.get(), n, k, k}, ScaleMatrix{x.sfb.get<float>(), n, kb, 1, b.scale_stride}, md,
                       &md, st);
   };
-  // The first call, from the initial D, is the one the check compares.
-  ours(0, stream);
-  cuda_check(cudaStreamSynchronize(stream), "first call");
-  std::vector<float> d_ours(size_t(m * n));
-  cuda_check(cudaMemcpy(d_ours.data(), s[0].d.get(), d_ours.size() * 4, cudaMemcpyDeviceToHost), "copy");
-
-  time_ours(&row, ours, sets, timing_of(o), stream);
   const double flops = 2.0 * double(m) * double(n) * double(k);
   // A, B, both scale tensors once; D read and written in fp32.
   const double bytes = double(m * k + n * k) + double((m + n) * kb) * 4 + 2.0 * 4 * double(m * n);
-  row.tflops = flops / row.us * 1e-6;
-  row.gbs = bytes / row.us * 1e-3;
+  // The first call, from the initial D, is the one the check compares.
+  const std::vector<float> d_ours = first_call_fp32(&row, ours, flops, bytes, s[0].d.get(), size_t(m * n), sets,
+                                                    timing_of(o), stream);
 
   if (cublas != nullptr) {
     // cuBLASLt's scales: the compacted copy if there is one, else the buffer ours reads.
@@ -569,6 +576,25 @@ GroupProblems group_problems(CublasLtGemm* cublas, const std::vector<int64_t>& k
   return out;
 }
 
+// time_cublas for a grouped form, cuBLASLt running one problem per group: `run_group(set, group,
+// problem, algorithm, stream)` runs one group's; unless configuring the groups failed (the
+// row notes why).
+void time_cublas_groups(Row* row, double flops, const GroupProblems& problems, const CublasLtGemm& cublas,
+                        const Call& ours, const std::function<void(int, int64_t, int, int, cudaStream_t)>& run_group,
+                        const std::function<void(const Call&)>& check, int sets, const Timing& timing,
+                        cudaStream_t stream) {
+  if (!problems.why.empty()) {
+    row->cublas_note = problems.why;
+    return;
+  }
+  time_cublas(
+      row, flops, problems.max_algorithms, ours,
+      [&](int algo, int i, cudaStream_t st) {
+        problems.run_each(cublas, algo, [&](int64_t e, int p, int a) { run_group(i, e, p, a, st); });
+      },
+      check, sets, timing, stream);
+}
+
 // gemm_fp8_nt_grouped_contiguous / _masked on one shape of the set, against cuBLASLt's
 // Forward GEMM called once per expert (its real rows, rounded up to 4 as cuBLASLt requires)
 // in a loop inside the timed call; cuBLASLt is prepared once per distinct row count before
@@ -661,13 +687,8 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
     else
       gemm_fp8_nt_grouped_contiguous(ma, sa, mb, sb, md, index_buffer.get<int32_t>(), groups, st);
   };
-  ours(0, stream);
-  cuda_check(cudaStreamSynchronize(stream), "first call");
-
-  time_ours(&row, ours, sets, timing_of(o), stream);
   const double flops = 2.0 * double(l.real_rows) * double(n) * double(k);
-  row.tflops = flops / row.us * 1e-6;
-  row.gbs = double(touched) / row.us * 1e-3;
+  time_ours(&row, ours, flops, double(touched), sets, timing_of(o), stream);
 
   if (cublas != nullptr) {
     if (!cublas_fits) {
@@ -680,20 +701,14 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
                                  s[0].sfa_cublas.get<float>() + sfa_offset[size_t(e)],
                                  s[0].sfb_cublas.get<float>() + e * nb * l4, why);
     });
-    if (!problems.why.empty()) {
-      row.cublas_note = problems.why;
-      return row;
-    }
-    time_cublas(
-        &row, flops, problems.max_algorithms, ours,
-        [&](int algo, int i, cudaStream_t st) {
+    time_cublas_groups(
+        &row, flops, problems, *cublas, ours,
+        [&](int i, int64_t e, int p, int a, cudaStream_t st) {
           const Set& x = s[size_t(i)];
-          problems.run_each(*cublas, algo, [&](int64_t e, int p, int a) {
-            const int64_t first = l.offset[size_t(e)];
-            cublas->run_problem(p, x.a.get<uint8_t>() + first * k, x.sfa_cublas.get<float>() + sfa_offset[size_t(e)],
-                                x.b.get<uint8_t>() + e * n * k, x.sfb_cublas.get<float>() + e * nb * l4,
-                                x.d_cublas.get<uint16_t>() + first * n, a, st);
-          });
+          const int64_t first = l.offset[size_t(e)];
+          cublas->run_problem(p, x.a.get<uint8_t>() + first * k, x.sfa_cublas.get<float>() + sfa_offset[size_t(e)],
+                              x.b.get<uint8_t>() + e * n * k, x.sfb_cublas.get<float>() + e * nb * l4,
+                              x.d_cublas.get<uint16_t>() + first * n, a, st);
         },
         [&](const std::function<void(int, cudaStream_t)>& call) {
           call(0, stream);
@@ -769,16 +784,10 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
                                 Fp8Matrix{x.b.get(), n, k, k}, ScaleMatrix{x.sfb.get<float>(), n, kb, 1, b.scale_stride},
                                 md, &md, group_k.get<int32_t>(), groups, st);
   };
-  ours(0, stream);
-  cuda_check(cudaStreamSynchronize(stream), "first call");
-  std::vector<float> d_ours(d0.size());
-  cuda_check(cudaMemcpy(d_ours.data(), s[0].d.get(), d_ours.size() * 4, cudaMemcpyDeviceToHost), "copy");
-
-  time_ours(&row, ours, sets, timing_of(o), stream);
   const double flops = 2.0 * double(m) * double(n) * double(k);
   const double bytes = double(m * k + n * k) + double((m + n) * kb) * 4 + 2.0 * 4 * double(rows * n);
-  row.tflops = flops / row.us * 1e-6;
-  row.gbs = bytes / row.us * 1e-3;
+  const std::vector<float> d_ours =
+      first_call_fp32(&row, ours, flops, bytes, s[0].d.get(), d0.size(), sets, timing_of(o), stream);
 
   if (cublas != nullptr && !cublas_fits) row.cublas_note = "M or N not a multiple of 4";
   if (cublas != nullptr && cublas_fits) {
@@ -789,19 +798,13 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
           const float* sfb = s[0].sfb.get<float>() + start[size_t(e)] / 128 * n;
           return cublas->add_problem(CublasLtGemm::Form::WeightGradient, m, n, ks[size_t(e)], sfa, sfb, why, k);
         });
-    if (!problems.why.empty()) {
-      row.cublas_note = problems.why;
-      return row;
-    }
-    time_cublas(
-        &row, flops, problems.max_algorithms, ours,
-        [&](int algo, int i, cudaStream_t st) {
+    time_cublas_groups(
+        &row, flops, problems, *cublas, ours,
+        [&](int i, int64_t e, int p, int a, cudaStream_t st) {
           const Set& x = s[size_t(i)];
-          problems.run_each(*cublas, algo, [&](int64_t e, int p, int a) {
-            const int64_t at = start[size_t(e)];
-            cublas->run_problem(p, x.a.get<uint8_t>() + at, x.sfa.get<float>() + at / 128 * m, x.b.get<uint8_t>() + at,
-                                x.sfb.get<float>() + at / 128 * n, x.d.get<float>() + e * m * n, a, st);
-          });
+          const int64_t at = start[size_t(e)];
+          cublas->run_problem(p, x.a.get<uint8_t>() + at, x.sfa.get<float>() + at / 128 * m, x.b.get<uint8_t>() + at,
+                              x.sfb.get<float>() + at / 128 * n, x.d.get<float>() + e * m * n, a, st);
         },
         [&](const std::function<void(int, cudaStream_t)>& call) {
           // One call from the same initial D as ours.

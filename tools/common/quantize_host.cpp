@@ -108,6 +108,15 @@ Fp8Operand quantize_per_block_ref(const Bf16Host& x, bool pow2_scales) {
   return quantize_groups_ref(x, /*per_token=*/false, pow2_scales);
 }
 
+Bf16Host padded_bf16(int64_t rows, int64_t cols, float fill) {
+  Bf16Host x;
+  x.rows = rows;
+  x.cols = cols;
+  x.ld = (cols + 7) / 8 * 8 + 8;
+  x.data.assign(size_t(rows * x.ld), float_to_bf16(fill));
+  return x;
+}
+
 Fp8Operand quantize_transposed_per_token_ref(const Bf16Host& x, bool pow2_scales) {
   Bf16Host t;
   t.rows = x.cols;

@@ -41,6 +41,10 @@ struct Bf16Host {
   float at(int64_t r, int64_t c) const { return bf16_to_float(data[size_t(r * ld + c)]); }
 };
 
+// A [rows, cols] view with 8 to 15 elements of padding after each row (ld a multiple of 8),
+// every element `fill` (12345: padding a quantizer must not read into its result).
+Bf16Host padded_bf16(int64_t rows, int64_t cols, float fill = 12345.0f);
+
 // Per-token (1x128 along columns): q [rows, cols] with ld = cols rounded up to 16, scales
 // M-major [ceil(cols/128)][stride = rows rounded up to 4] (the GEMM's A layout).
 Fp8Operand quantize_per_token_ref(const Bf16Host& x, bool pow2_scales);
