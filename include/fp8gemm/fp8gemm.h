@@ -515,6 +515,21 @@ static inline fp8gemm_stats_t fp8gemm_default_stats(void) {
 
 FP8GEMM_C_API fp8gemm_status_t fp8gemm_stats(fp8gemm_stats_t* stats);
 
+/* DeviceStats: what the library has done on one device (all its contexts). */
+typedef struct fp8gemm_device_stats_t {
+  size_t struct_size;
+  int device;              /* ordinal */
+  uint64_t modules_loaded; /* kernels loaded onto this device */
+  uint64_t plans;          /* problems planned for it (first calls of a shape) */
+} fp8gemm_device_stats_t;
+
+typedef void (*fp8gemm_device_stats_fn)(const fp8gemm_device_stats_t* device, void* user_data);
+
+/* Stats::devices: calls on_device (if not NULL) for each device the library has run on, in
+ * ordinal order, and stores their number in *count (if not NULL). */
+FP8GEMM_C_API fp8gemm_status_t fp8gemm_device_stats(fp8gemm_device_stats_fn on_device, void* user_data,
+                                                    size_t* count);
+
 /* ------------------------------------------------------------------------------------------
  * The disk cache: listing and clearing
  * ---------------------------------------------------------------------------------------- */

@@ -461,6 +461,13 @@ struct RuntimeInfo {
 FP8GEMM_API RuntimeInfo runtime_info();
 
 // Counters since process start (all threads, all devices).
+// What the library has done on one device (all its CUDA contexts together).
+struct DeviceStats {
+  int device = 0;               // ordinal
+  uint64_t modules_loaded = 0;  // kernels loaded onto this device
+  uint64_t plans = 0;           // problems (and explicit configs) planned for it: first calls of a shape
+};
+
 struct Stats {
   uint64_t gemm_calls = 0;
   uint64_t kernels_compiled = 0;    // NVRTC compiles
@@ -468,7 +475,10 @@ struct Stats {
   uint64_t tuned_plans = 0;         // problems whose config came from the tuning database
   uint64_t disk_hits = 0;           // kernels read from the disk cache
   uint64_t disk_rejected = 0;       // corrupt / truncated / foreign entries replaced
-  uint64_t modules_loaded = 0;      // kernels loaded onto a device
+  uint64_t modules_loaded = 0;      // kernels loaded onto a device (all devices)
+  // One entry per device the library has run on, by ordinal: each device loads its own
+  // modules and keeps its own plans.
+  std::vector<DeviceStats> devices;
 };
 
 FP8GEMM_API Stats stats();

@@ -56,6 +56,7 @@ from ._admin import (  # noqa: E402
     CachedKernel,
     CachedTuningDatabase,
     DeviceInfo,
+    DeviceStats,
     GemmKind,
     GemmShape,
     PrewarmReport,

@@ -156,8 +156,17 @@ def runtime_info():
 
 
 @dataclasses.dataclass(frozen=True)
+class DeviceStats:
+    """What the library has done on one device (fp8gemm_device_stats_t)."""
+
+    device: int
+    modules_loaded: int
+    plans: int
+
+
+@dataclasses.dataclass(frozen=True)
 class Stats:
-    """Process-wide counters (fp8gemm_stats_t)."""
+    """Process-wide counters (fp8gemm_stats_t), and per device those it has run on."""
 
     gemm_calls: int
     kernels_compiled: int
@@ -166,10 +175,13 @@ class Stats:
     disk_hits: int
     disk_rejected: int
     modules_loaded: int
+    devices: tuple = ()
 
 
 def stats():
-    return Stats(**_native.stats())
+    s = _native.stats()
+    s["devices"] = tuple(DeviceStats(**d) for d in s["devices"])
+    return Stats(**s)
 
 
 def set_tuning_mode(mode):

@@ -31,7 +31,8 @@
   X(fp8gemm_gemm_fp8_nt_grouped_masked) X(fp8gemm_gemm_fp8_nt_wgrad_k_grouped)                          \
   X(fp8gemm_quantize_per_token) X(fp8gemm_quantize_per_block) X(fp8gemm_quantize_transposed_per_token)  \
   X(fp8gemm_transpose_fp8_block_scaled) X(fp8gemm_convert_scales) X(fp8gemm_prewarm)                    \
-  X(fp8gemm_kernel_name) X(fp8gemm_runtime_info) X(fp8gemm_stats) X(fp8gemm_cached_kernels)             \
+  X(fp8gemm_kernel_name) X(fp8gemm_runtime_info) X(fp8gemm_stats) X(fp8gemm_device_stats)               \
+  X(fp8gemm_cached_kernels)                                                                               \
   X(fp8gemm_cached_tuning_databases) X(fp8gemm_clear_cache) X(fp8gemm_clear_stale_cache)                \
   X(fp8gemm_set_tuning_mode) X(fp8gemm_get_tuning_mode) X(fp8gemm_set_cache_only)                       \
   X(fp8gemm_get_cache_only) X(fp8gemm_tune)
@@ -823,6 +824,13 @@ fail:
   return NULL;
 }
 
+static void on_device_stats(const fp8gemm_device_stats_t* d, void* user_data) {
+  collect(user_data, Py_BuildValue("{s:i,s:K,s:K}", "device", d->device, "modules_loaded",
+                                   (unsigned long long)d->modules_loaded, "plans", (unsigned long long)d->plans));
+}
+
+static PyObject* finish_collection(collector_t* c, fp8gemm_status_t status);
+
 static PyObject* stats(PyObject* self, PyObject* unused) {
   (void)self;
   (void)unused;
@@ -830,11 +838,16 @@ static PyObject* stats(PyObject* self, PyObject* unused) {
   fp8gemm_stats_t s = fp8gemm_default_stats();
   const fp8gemm_status_t status = p_fp8gemm_stats(&s);
   if (status != FP8GEMM_SUCCESS) return raise_status(status);
-  return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "gemm_calls", (unsigned long long)s.gemm_calls,
+  collector_t devices = {PyList_New(0), 0};
+  if (!devices.list) return NULL;
+  PyObject* list = finish_collection(&devices, p_fp8gemm_device_stats(on_device_stats, &devices, NULL));
+  if (!list) return NULL;
+  return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:N}", "gemm_calls", (unsigned long long)s.gemm_calls,
                        "kernels_compiled", (unsigned long long)s.kernels_compiled, "problems_tuned",
                        (unsigned long long)s.problems_tuned, "tuned_plans", (unsigned long long)s.tuned_plans,
                        "disk_hits", (unsigned long long)s.disk_hits, "disk_rejected",
-                       (unsigned long long)s.disk_rejected, "modules_loaded", (unsigned long long)s.modules_loaded);
+                       (unsigned long long)s.disk_rejected, "modules_loaded", (unsigned long long)s.modules_loaded,
+                       "devices", list);
 }
 
 static void on_cached_kernel(const fp8gemm_cached_kernel_t* k, void* user_data) {

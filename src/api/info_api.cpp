@@ -106,6 +106,7 @@ Stats stats() {
   s.problems_tuned = c.problems_tuned.load();
   s.tuned_plans = c.tuned_plans.load();
   s.disk_rejected = Library::instance().disk().rejected();
+  s.devices = Library::instance().device_stats();
   return s;
 }
 

@@ -40,6 +40,29 @@ DeviceRuntime& Library::runtime(CUcontext context) {
   return *last_runtime;
 }
 
+std::vector<DeviceStats> Library::device_stats() {
+  std::vector<DeviceStats> per_context;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [context, runtime] : runtimes_)
+      per_context.push_back(DeviceStats{runtime->props().ordinal, runtime->modules_loaded(), runtime->plans()});
+  }
+  return stats_by_device(per_context);
+}
+
+std::vector<DeviceStats> stats_by_device(const std::vector<DeviceStats>& per_context) {
+  std::map<int, DeviceStats> by_device;
+  for (const DeviceStats& s : per_context) {
+    DeviceStats& d = by_device[s.device];
+    d.device = s.device;
+    d.modules_loaded += s.modules_loaded;
+    d.plans += s.plans;
+  }
+  std::vector<DeviceStats> out;
+  for (const auto& [device, s] : by_device) out.push_back(s);
+  return out;
+}
+
 TuningMetadata device_metadata(const DeviceProps& device) {
   TuningMetadata m;
   m.gpu_name = device.name;

@@ -51,6 +51,9 @@ class Library {
   // prewarm compiles so that cache-only processes on those GPUs find their kernels.
   std::vector<TuningDb> databases_for_this_software();
 
+  // What each device's runtimes have loaded and planned (stats()), by ordinal.
+  std::vector<DeviceStats> device_stats();
+
  private:
   Library();
 
@@ -64,6 +67,9 @@ class Library {
   std::map<std::string, TuningDb> tuning_dbs_;  // by file path
   std::map<std::string, std::shared_future<KernelSpec>> tuning_in_flight_;  // by path + problem key
 };
+
+// Per-context counts summed per device (a device may have several contexts), in ordinal order.
+std::vector<DeviceStats> stats_by_device(const std::vector<DeviceStats>& per_context);
 
 // What the tuning database of a device is keyed by: its name and SM count, the driver,
 // NVRTC and library versions.

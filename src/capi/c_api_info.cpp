@@ -64,4 +64,15 @@ fp8gemm_status_t fp8gemm_stats(fp8gemm_stats_t* stats) {
   });
 }
 
+fp8gemm_status_t fp8gemm_device_stats(fp8gemm_device_stats_fn on_device, void* user_data, size_t* count) {
+  return guarded([&] {
+    report_items(fp8gemm::stats().devices, on_device, user_data, count,
+                 [](const DeviceStats& d, fp8gemm_device_stats_t& out) {
+                   out.device = d.device;
+                   out.modules_loaded = d.modules_loaded;
+                   out.plans = d.plans;
+                 });
+  });
+}
+
 }  // extern "C"

@@ -177,6 +177,8 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
             spec.config.stages = stages;
             if (kernel_layout(spec).smem_bytes <= device.max_smem_bytes) break;
           }
+          // A tile whose two stages exceed the device's shared memory cannot run there.
+          if (kernel_layout(spec).smem_bytes > device.max_smem_bytes) continue;
           if (!spec_illegal_reason(spec).empty()) continue;
           const Prediction prediction = predict(spec, m, device, groups);
           // TMA stores with block_n % 64 != 0 (the last slab overlaps the one before, some

@@ -5,6 +5,7 @@
 
 #include "driver/driver_api.hpp"
 #include "families/family.hpp"
+#include "runtime/launch_config.hpp"
 #include "runtime/planner.hpp"
 #include "runtime/stats.hpp"
 #include "util/error.hpp"
@@ -50,7 +51,9 @@ const LaunchPlan& DeviceRuntime::plan(const GemmProblem& problem, KernelStore& s
   const PlannedKernel planned = plan_kernel(problem, traits(), store, options);
   LaunchPlan p = finish_plan(problem.m, planned.spec, *planned.binary);
   std::unique_lock<std::shared_mutex> lock(mutex_);
-  return plans_.emplace(key, p).first->second;
+  const auto [it, added] = plans_.emplace(key, p);
+  if (added) plans_made_.fetch_add(1, std::memory_order_relaxed);
+  return it->second;
 }
 
 const LaunchPlan& DeviceRuntime::plan(int64_t m, const KernelSpec& spec, KernelStore& store, bool may_compile) {
@@ -67,7 +70,9 @@ const LaunchPlan& DeviceRuntime::plan(int64_t m, const KernelSpec& spec, KernelS
         spec.slug(), binary->resources.slow_path_reason());
   LaunchPlan p = finish_plan(m, spec, *binary);
   std::unique_lock<std::shared_mutex> lock(mutex_);
-  return spec_plans_.emplace(key, p).first->second;
+  const auto [it, added] = spec_plans_.emplace(key, p);
+  if (added) plans_made_.fetch_add(1, std::memory_order_relaxed);
+  return it->second;
 }
 
 LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const KernelBinary& binary) {
@@ -96,35 +101,6 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
                                            (family(spec.kind).fp32_output ? c.block_n * 4 : 0));
   p.constant_b = constant_b_spec(spec, m);
   return p;
-}
-
-CUlaunchConfig gemm_launch_config(const KernelLayout& layout, unsigned grid, CUstream stream,
-                                  CUlaunchAttribute (&attrs)[2], bool programmatic) {
-  CUlaunchConfig config{};
-  config.gridDimX = grid;
-  config.gridDimY = 1;
-  config.gridDimZ = 1;
-  config.blockDimX = static_cast<unsigned>(layout.threads);
-  config.blockDimY = 1;
-  config.blockDimZ = 1;
-  config.sharedMemBytes = static_cast<unsigned>(layout.smem_bytes);
-  config.hStream = stream;
-  config.attrs = attrs;
-  config.numAttrs = 0;
-  if (layout.cluster_size > 1) {
-    CUlaunchAttribute& a = attrs[config.numAttrs++];
-    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    a.value.clusterDim.x = static_cast<unsigned>(layout.cluster_size);
-    a.value.clusterDim.y = 1;
-    a.value.clusterDim.z = 1;
-  }
-  if (programmatic) {
-    CUlaunchAttribute& a = attrs[config.numAttrs++];
-    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    a.value.programmaticStreamSerializationAllowed = 1;
-  }
-  if (config.numAttrs == 0) config.attrs = nullptr;
-  return config;
 }
 
 const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binary) {
@@ -158,44 +134,10 @@ const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binar
     loaded.max_clusters = clusters;
   }
   counters().modules_loaded.fetch_add(1);
+  modules_loaded_.fetch_add(1, std::memory_order_relaxed);
   log(LogLevel::Debug, "loaded {} on device {} ({} resident {})", binary.spec.slug(), props_.ordinal,
       loaded.max_clusters, layout.cluster_size > 1 ? "clusters" : "CTAs");
   return functions_.emplace(binary.spec, loaded).first->second;
-}
-
-void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& sfa,
-                      const CUtensorMap& sfb, const CUtensorMap& dmap, const CUtensorMap* cmap, int m,
-                      CUstream stream, const GroupArgs& groups) {
-  unsigned tx = plan.stage_tx_bytes;
-  int with_c = cmap != nullptr ? 1 : 0;
-  const int* group_k = groups.info;
-  int num_groups = groups.groups, k_blocks = groups.k_blocks, skip_empty = groups.skip_empty ? 1 : 0;
-  const CUtensorMap none{};  // not read when with_c == 0
-  void* args[] = {const_cast<CUtensorMap*>(&a),    const_cast<CUtensorMap*>(&b),
-                  const_cast<CUtensorMap*>(&sfa),  const_cast<CUtensorMap*>(&sfb),
-                  const_cast<CUtensorMap*>(&dmap), const_cast<CUtensorMap*>(cmap != nullptr ? cmap : &none),
-                  &m,                              &tx,
-                  &with_c,                         &group_k,
-                  &num_groups,                     &k_blocks,
-                  &skip_empty};
-  CUlaunchAttribute attrs[2];
-  const CUlaunchConfig config = gemm_launch_config(plan.layout, plan.grid, stream, attrs);
-  check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d1d)");
-}
-
-void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,
-                      const CUtensorMap& sfa, const CUtensorMap& dmap, const float* sfb, int64_t sfb_stride_n,
-                      int64_t sfb_stride_k, void* d, int64_t ldd, int m, CUstream stream, const GroupArgs& groups) {
-  long long stride_n = sfb_stride_n, stride_k = sfb_stride_k, ld = ldd;
-  unsigned tx = plan.stage_tx_bytes;
-  const int* group_info = groups.info;
-  int num_groups = groups.groups, group_rows = groups.group_rows;
-  void* args[] = {const_cast<CUtensorMap*>(&a), const_cast<CUtensorMap*>(&b), const_cast<CUtensorMap*>(&sfa),
-                  const_cast<CUtensorMap*>(&dmap),
-                  &sfb, &stride_n, &stride_k, &d, &ld, &m, &tx, &group_info, &num_groups, &group_rows};
-  CUlaunchAttribute attrs[2];
-  const CUlaunchConfig config = gemm_launch_config(plan.layout, plan.grid, stream, attrs);
-  check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d2d)");
 }
 
 }  // namespace fp8gemm::detail

@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <shared_mutex>
 #include <string>
@@ -32,13 +33,6 @@ struct LaunchPlan {
   KernelSpec constant_b;
 };
 
-// The launch of a GEMM kernel: its grid, block, shared memory, the cluster dimension when
-// it uses clusters, and (with `programmatic`) programmatic stream serialization: it may be
-// scheduled while the previous kernel in the stream still runs, and waits for it
-// (griddepcontrol.wait) before touching global memory. `attrs` holds the attributes.
-CUlaunchConfig gemm_launch_config(const KernelLayout& layout, unsigned grid, CUstream stream,
-                                  CUlaunchAttribute (&attrs)[2], bool programmatic = true);
-
 // The kernels loaded in one CUDA context (one device), and the launch plans chosen for
 // it. Modules stay loaded for the life of the process.
 class DeviceRuntime {
@@ -65,6 +59,10 @@ class DeviceRuntime {
   // The plan of a problem planned before, else nullptr (one lookup under a shared lock).
   const LaunchPlan* find_plan(const GemmProblem& problem);
 
+  // What this runtime has loaded and planned (for stats()).
+  uint64_t modules_loaded() const { return modules_loaded_.load(std::memory_order_relaxed); }
+  uint64_t plans() const { return plans_made_.load(std::memory_order_relaxed); }
+
  private:
 
   struct SpecPlanKey {
@@ -90,30 +88,8 @@ class DeviceRuntime {
   std::unordered_map<GemmProblem, LaunchPlan, GemmProblemHash> plans_;  // by plan_key()
   std::unordered_map<SpecPlanKey, LaunchPlan, SpecPlanKeyHash> spec_plans_;
   std::unordered_map<KernelSpec, LoadedKernel, KernelSpecHash> functions_;
+  std::atomic<uint64_t> modules_loaded_{0};
+  std::atomic<uint64_t> plans_made_{0};
 };
-
-// The grouped kernels' run-time arguments (all zero for a dense GEMM): group_of_row
-// (contiguous), masked_m (masked) or group_k (k-grouped) on the device, the number of
-// groups and, masked, the rows per expert in A and D; k-grouped: the K blocks of A and B,
-// and whether tiles of empty groups are skipped (D already holds C).
-struct GroupArgs {
-  const int* info = nullptr;
-  int groups = 0;
-  int group_rows = 0;
-  int k_blocks = 0;
-  bool skip_empty = false;
-};
-
-// Launches gemm_1d1d_kernel for a plan: D (fp32, through tensor map `dmap`) = C + A x B^T,
-// C through `cmap` (which may map D itself) or absent (nullptr: C = 0). m: rows of A (of
-// each group's D when k-grouped).
-void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& sfa,
-                      const CUtensorMap& sfb, const CUtensorMap& dmap, const CUtensorMap* cmap, int m,
-                      CUstream stream, const GroupArgs& groups = {});
-
-// Launches gemm_1d2d_kernel for a plan.
-void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,
-                      const CUtensorMap& sfa, const CUtensorMap& d_map, const float* sfb, int64_t sfb_stride_n,
-                      int64_t sfb_stride_k, void* d, int64_t ldd, int m, CUstream stream, const GroupArgs& groups = {});
 
 }  // namespace fp8gemm::detail

@@ -1,6 +1,8 @@
 #include "runtime/gemm_launch.hpp"
 
+#include "driver/driver_api.hpp"
 #include "driver/tma_cache.hpp"
+#include "runtime/launch_config.hpp"
 
 namespace fp8gemm::detail {
 
@@ -71,6 +73,41 @@ void launch_gemm_k_grouped(const LaunchPlan& plan, const Fp8Matrix& a, const Sca
   args.skip_empty = c != nullptr && c->data == d.data;  // D already holds an empty group's result
   launch_gemm_1d1d(plan, o.a, o.b, o.sfa, o.sfb, tma_d, c != nullptr ? &tma_c : nullptr, static_cast<int>(m), stream,
                    args);
+}
+
+void launch_gemm_1d1d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& sfa,
+                      const CUtensorMap& sfb, const CUtensorMap& dmap, const CUtensorMap* cmap, int m,
+                      CUstream stream, const GroupArgs& groups) {
+  unsigned tx = plan.stage_tx_bytes;
+  int with_c = cmap != nullptr ? 1 : 0;
+  const int* group_k = groups.info;
+  int num_groups = groups.groups, k_blocks = groups.k_blocks, skip_empty = groups.skip_empty ? 1 : 0;
+  const CUtensorMap none{};  // not read when with_c == 0
+  void* args[] = {const_cast<CUtensorMap*>(&a),    const_cast<CUtensorMap*>(&b),
+                  const_cast<CUtensorMap*>(&sfa),  const_cast<CUtensorMap*>(&sfb),
+                  const_cast<CUtensorMap*>(&dmap), const_cast<CUtensorMap*>(cmap != nullptr ? cmap : &none),
+                  &m,                              &tx,
+                  &with_c,                         &group_k,
+                  &num_groups,                     &k_blocks,
+                  &skip_empty};
+  CUlaunchAttribute attrs[2];
+  const CUlaunchConfig config = gemm_launch_config(plan.layout, plan.grid, stream, attrs);
+  check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d1d)");
+}
+
+void launch_gemm_1d2d(const LaunchPlan& plan, const CUtensorMap& a, const CUtensorMap& b,
+                      const CUtensorMap& sfa, const CUtensorMap& dmap, const float* sfb, int64_t sfb_stride_n,
+                      int64_t sfb_stride_k, void* d, int64_t ldd, int m, CUstream stream, const GroupArgs& groups) {
+  long long stride_n = sfb_stride_n, stride_k = sfb_stride_k, ld = ldd;
+  unsigned tx = plan.stage_tx_bytes;
+  const int* group_info = groups.info;
+  int num_groups = groups.groups, group_rows = groups.group_rows;
+  void* args[] = {const_cast<CUtensorMap*>(&a), const_cast<CUtensorMap*>(&b), const_cast<CUtensorMap*>(&sfa),
+                  const_cast<CUtensorMap*>(&dmap),
+                  &sfb, &stride_n, &stride_k, &d, &ld, &m, &tx, &group_info, &num_groups, &group_rows};
+  CUlaunchAttribute attrs[2];
+  const CUlaunchConfig config = gemm_launch_config(plan.layout, plan.grid, stream, attrs);
+  check_cu(driver().cuLaunchKernelEx(&config, plan.function, args, nullptr), "cuLaunchKernelEx(gemm_1d2d)");
 }
 
 }  // namespace fp8gemm::detail

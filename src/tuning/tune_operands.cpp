@@ -85,43 +85,32 @@ TuneArgs tune_args(const GemmProblem& p, const TuneLayout& l, const TuneBuffers&
                   l.expected_m};
 }
 
+// (Both follow the family: K at run time, fp32 output, m-grouping; the weight gradients
+// accumulate in place, C = D, as a training step calls them.)
 bool validate_tune_args(KernelKind kind, const TuneArgs& x) {
-  switch (kind) {
-    case KernelKind::Gemm1D2D: return validate_gemm_fp8_nt(x.a, x.a_scales, x.b, x.b_scales, x.bf16_d());
-    case KernelKind::Gemm1D1D: {  // accumulating in place (C = D), as a training step calls it
-      const Fp32Matrix d = x.fp32_d();
-      return validate_gemm_fp8_nt_wgrad(x.a, x.a_scales, x.b, x.b_scales, d, &d);
-    }
-    case KernelKind::GroupedContiguous:
-    case KernelKind::GroupedMasked:
-      return validate_gemm_grouped(family(kind).m_grouping == 2, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(),
-                                   x.group_info, x.groups, x.expected_m);
-    case KernelKind::KGrouped: {
-      const Fp32Matrix d = x.fp32_d();
-      return validate_gemm_k_grouped(x.a, x.a_scales, x.b, x.b_scales, d, &d, x.group_info, x.groups);
-    }
-    default: fail(ErrorCode::Internal, "the tuner does not time {} kernels", kind_name(kind));
-  }
+  const Family& f = family(kind);
+  if (!f.gemm) fail(ErrorCode::Internal, "the tuner does not time {} kernels", kind_name(kind));
+  const Fp32Matrix d = x.fp32_d();
+  if (f.k_at_run_time)
+    return validate_gemm_k_grouped(x.a, x.a_scales, x.b, x.b_scales, d, &d, x.group_info, x.groups);
+  if (f.fp32_output) return validate_gemm_fp8_nt_wgrad(x.a, x.a_scales, x.b, x.b_scales, d, &d);
+  if (f.m_grouping != 0)
+    return validate_gemm_grouped(f.m_grouping == 2, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(), x.group_info,
+                                 x.groups, x.expected_m);
+  return validate_gemm_fp8_nt(x.a, x.a_scales, x.b, x.b_scales, x.bf16_d());
 }
 
 void launch_tune_call(const LaunchPlan& plan, KernelKind kind, const TuneArgs& x, CUstream stream) {
-  switch (kind) {
-    case KernelKind::Gemm1D2D: return launch_gemm(plan, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(), stream);
-    case KernelKind::Gemm1D1D: {
-      const Fp32Matrix d = x.fp32_d();
-      return launch_gemm_wgrad(plan, x.a, x.a_scales, x.b, x.b_scales, d, &d, stream);
-    }
-    case KernelKind::GroupedContiguous:
-    case KernelKind::GroupedMasked:
-      return launch_gemm(plan, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(), stream,
-                         m_grouped_args(family(kind).m_grouping == 2, x.group_info, x.groups, x.a.rows));
-    case KernelKind::KGrouped: {
-      const Fp32Matrix d = x.fp32_d();
-      return launch_gemm_k_grouped(plan, x.a, x.a_scales, x.b, x.b_scales, d, &d, x.group_info,
-                                   static_cast<int>(x.groups), stream);
-    }
-    default: fail(ErrorCode::Internal, "the tuner does not time {} kernels", kind_name(kind));
-  }
+  const Family& f = family(kind);
+  if (!f.gemm) fail(ErrorCode::Internal, "the tuner does not time {} kernels", kind_name(kind));
+  const Fp32Matrix d = x.fp32_d();
+  if (f.k_at_run_time)
+    return launch_gemm_k_grouped(plan, x.a, x.a_scales, x.b, x.b_scales, d, &d, x.group_info,
+                                 static_cast<int>(x.groups), stream);
+  if (f.fp32_output) return launch_gemm_wgrad(plan, x.a, x.a_scales, x.b, x.b_scales, d, &d, stream);
+  const GroupArgs groups =
+      f.m_grouping != 0 ? m_grouped_args(f.m_grouping == 2, x.group_info, x.groups, x.a.rows) : GroupArgs{};
+  launch_gemm(plan, x.a, x.a_scales, x.b, x.b_scales, x.bf16_d(), stream, groups);
 }
 
 }  // namespace fp8gemm::detail

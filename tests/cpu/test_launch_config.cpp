@@ -4,7 +4,7 @@
 
 #include "codegen/embedded_kernels.hpp"
 #include "problem/problem.hpp"
-#include "runtime/device_runtime.hpp"
+#include "runtime/launch_config.hpp"
 
 using namespace fp8gemm::detail;
 

@@ -44,6 +44,7 @@
 #include "fp8gemm/fp8gemm.hpp"
 #include "problem/validate.hpp"
 #include "runtime/gemm_launch.hpp"
+#include "runtime/launch_config.hpp"
 
 namespace {
 
