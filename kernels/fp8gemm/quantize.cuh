@@ -89,12 +89,18 @@ __device__ __forceinline__ float abs_max_bf16x8(const u32 (&bits)[4]) {
   return fmaxf(bf16_bits_to_float(m & 0xffffu), bf16_bits_to_float(m >> 16));
 }
 
+// Four values v[first .. first + 3] times inv as e4m3 bytes, the first in the lowest byte.
+template <int N>
+__device__ __forceinline__ u32 e4m3x4_rn(const float (&v)[N], int first, float inv) {
+  return e4m3x2_rn(mul_rn(v[first], inv), mul_rn(v[first + 1], inv)) |
+         (e4m3x2_rn(mul_rn(v[first + 2], inv), mul_rn(v[first + 3], inv)) << 16);
+}
+
 // Quantizes four consecutive values (x * inv) and stores them at dst; `valid` of them
 // exist (4: one 4-byte store, aligned since rows are 16-byte aligned and the column is a
 // multiple of 4; fewer: the tail, byte by byte).
 __device__ __forceinline__ void store_e4m3x4(unsigned char* dst, const float (&v)[4], float inv, int valid) {
-  const u32 packed = e4m3x2_rn(mul_rn(v[0], inv), mul_rn(v[1], inv)) |
-                     (e4m3x2_rn(mul_rn(v[2], inv), mul_rn(v[3], inv)) << 16);
+  const u32 packed = e4m3x4_rn(v, 0, inv);
   if (valid >= 4) {
     *reinterpret_cast<u32*>(dst) = packed;
   } else {
@@ -107,10 +113,7 @@ __device__ __forceinline__ void store_e4m3x4(unsigned char* dst, const float (&v
 // store_e4m3x4 for eight values: one 8-byte store when all exist (aligned: 16-byte row
 // starts, column a multiple of 8), else the `valid` first bytes one by one.
 __device__ __forceinline__ void store_e4m3x8(unsigned char* dst, const float (&v)[8], float inv, int valid) {
-  const u32 lo = e4m3x2_rn(mul_rn(v[0], inv), mul_rn(v[1], inv)) |
-                 (e4m3x2_rn(mul_rn(v[2], inv), mul_rn(v[3], inv)) << 16);
-  const u32 hi = e4m3x2_rn(mul_rn(v[4], inv), mul_rn(v[5], inv)) |
-                 (e4m3x2_rn(mul_rn(v[6], inv), mul_rn(v[7], inv)) << 16);
+  const u32 lo = e4m3x4_rn(v, 0, inv), hi = e4m3x4_rn(v, 4, inv);
   if (valid >= 8) {
     *reinterpret_cast<u64*>(dst) = static_cast<u64>(lo) | (static_cast<u64>(hi) << 32);
   } else {

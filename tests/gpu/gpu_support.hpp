@@ -164,6 +164,35 @@ std::vector<int64_t> k_group_starts(const std::vector<int32_t>& ks, int64_t* tot
 // 128-column boundary hold zeros, as the layout requires.
 host::Fp8Operand k_grouped_operand(int64_t rows, int64_t k_total, const std::vector<int32_t>& ks, uint64_t seed);
 
+// A non-blocking stream of the current device, destroyed with the object.
+class TestStream {
+ public:
+  TestStream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~TestStream() { cudaStreamDestroy(stream_); }
+  TestStream(const TestStream&) = delete;
+  TestStream& operator=(const TestStream&) = delete;
+  operator cudaStream_t() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// What `enqueue` puts on `stream`, captured (thread-local mode; nothing runs) and instantiated;
+// destroyed with the object. A call that throws under capture ends the capture and rethrows.
+class CapturedGraph {
+ public:
+  CapturedGraph(cudaStream_t stream, const std::function<void()>& enqueue);
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  // Replays the graph on `stream` and waits for it.
+  void replay(cudaStream_t stream) const;
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 // A call that must be rejected: it throws InvalidArgument and, once the device is
 // synchronized, `untouched()` still holds (the call wrote nothing).
 template <typename Call, typename Untouched>

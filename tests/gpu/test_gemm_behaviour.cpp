@@ -149,26 +149,16 @@ TEST_F(GpuBehaviour, CudaGraphCaptureAndReplay) {
   Problem p(200, 1024, 2048, 77);
   p.run();  // load the kernel before capture
   check(cudaDeviceSynchronize(), "warm-up");
-  cudaStream_t s;
-  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  const TestStream s;
   poison(p.out, s);
-  cudaGraph_t graph;
-  check(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "begin capture");
-  p.run(s);
-  check(cudaStreamEndCapture(s, &graph), "end capture");
-  cudaGraphExec_t exec;
-  check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  const CapturedGraph graph(s, [&] { p.run(s); });
   check(cudaStreamSynchronize(s), "sync");
   EXPECT_TRUE(all_poisoned(p.out)) << "capture must not execute";
   for (int replay = 0; replay < 2; ++replay) {
     poison(p.out, s);
-    check(cudaGraphLaunch(exec, s), "replay");
-    check(cudaStreamSynchronize(s), "sync");
+    graph.replay(s);
     p.expect_correct();
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(s);
 }
 
 // GemmOptions::b_constant (B loaded before the previous kernel has finished, at M <= 128):

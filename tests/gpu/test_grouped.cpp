@@ -379,8 +379,7 @@ TEST_F(GpuGrouped, MaskedValuesOutsideTheRangeAreClamped) {
 TEST_F(GpuGrouped, MaskedCudaGraphFollowsMaskedMOnTheDevice) {
   const int64_t groups = 4, max_m = 128, n = 264, k = 528, expected_m = 64;
   std::unique_ptr<MaskedSetup> s = make_masked(groups, max_m, n, k, 0);
-  cudaStream_t stream;
-  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  const TestStream stream;
   auto call = [&] {
     gemm_fp8_nt_grouped_masked(s->a_matrix(), s->a_scales(), s->e.matrix(), s->e.scale_matrix(), s->d(),
                                s->masked.get<int32_t>(), groups, expected_m, stream);
@@ -392,19 +391,12 @@ TEST_F(GpuGrouped, MaskedCudaGraphFollowsMaskedMOnTheDevice) {
   check(cudaStreamSynchronize(stream), "first call");
   expect_good(check_on_host(s->out, s->expected(first)));
 
-  cudaGraph_t graph = nullptr;
-  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+  std::unique_ptr<CapturedGraph> graph;
   try {
-    call();
+    graph = std::make_unique<CapturedGraph>(stream, call);
   } catch (const std::exception& ex) {
-    cudaStreamEndCapture(stream, &graph);
-    if (graph) cudaGraphDestroy(graph);
-    cudaStreamDestroy(stream);
     FAIL() << "the call failed under capture: " << ex.what();
   }
-  check(cudaStreamEndCapture(stream, &graph), "end capture");
-  cudaGraphExec_t exec;
-  check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
   for (const std::vector<int32_t>& values : {std::vector<int32_t>{1, 128, 0, 99}, std::vector<int32_t>{128, 3, 64, 0},
                                              std::vector<int32_t>{0, 0, 0, 0}, std::vector<int32_t>{127, 65, 300, 128}}) {
     SCOPED_TRACE(testing::Message() << "masked_m " << values[0] << " " << values[1] << " " << values[2] << " "
@@ -412,16 +404,12 @@ TEST_F(GpuGrouped, MaskedCudaGraphFollowsMaskedMOnTheDevice) {
     s->set_masked(values);
     poison(s->out);
     check(cudaDeviceSynchronize(), "poison");
-    check(cudaGraphLaunch(exec, stream), "replay");
-    check(cudaStreamSynchronize(stream), "replay");
+    graph->replay(stream);
     const HostCheck c = check_on_host(s->out, s->expected(values));
     std::printf("  masked graph replay masked_m={%d,%d,%d,%d}  %s\n", values[0], values[1], values[2], values[3],
                 c.describe().c_str());
     expect_good(c);
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(stream);
 }
 
 // ---------------------------------------------------------------------------

@@ -148,21 +148,17 @@ TEST_F(GpuKGrouped, BadCountsOnTheDeviceStayInsideD) {
 // Captured once, replayed after new K_g are copied to the device (same A and B buffers).
 TEST_F(GpuKGrouped, CudaGraphFollowsTheCountsOnTheDevice) {
   Problem p = make_problem(128, 384, {512, 256, 384, 128}, 41);  // 4 groups, K = 1280
-  cudaStream_t stream;
-  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  const TestStream stream;
   const Fp32Matrix dm = p.d_matrix();
+  auto call = [&] {
+    gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, nullptr,
+                                p.group_k.get<int32_t>(), p.groups, stream);
+  };
   // Compile outside the capture (the first call may compile and load a module).
   init_fp32_output(p.out, CMode::None);
-  gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, nullptr,
-                              p.group_k.get<int32_t>(), p.groups, stream);
+  call();
   check(cudaStreamSynchronize(stream), "warm-up");
-  cudaGraph_t graph;
-  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
-  gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, nullptr,
-                              p.group_k.get<int32_t>(), p.groups, stream);
-  check(cudaStreamEndCapture(stream, &graph), "end capture");
-  cudaGraphExec_t exec;
-  check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  const CapturedGraph graph(stream, call);
   // Counts that keep every group's start (each within its padded width) and ones that move
   // them (groups shrink to fewer blocks; the layout follows the counts).
   for (const std::vector<int32_t>& counts :
@@ -171,8 +167,7 @@ TEST_F(GpuKGrouped, CudaGraphFollowsTheCountsOnTheDevice) {
     SCOPED_TRACE(testing::Message() << counts[0] << "," << counts[1] << "," << counts[2] << "," << counts[3]);
     check(cudaMemcpy(p.group_k.get(), counts.data(), counts.size() * 4, cudaMemcpyHostToDevice), "new counts");
     init_fp32_output(p.out, CMode::None);  // also waits for the counts' upload
-    check(cudaGraphLaunch(exec, stream), "replay");
-    check(cudaStreamSynchronize(stream), "replay done");
+    graph.replay(stream);
     // The reference reads the same buffers with these counts' layout: columns a group does
     // not cover count through zero padding only where the operand has zeros, so compare
     // against the products over exactly the columns each group reads.
@@ -190,9 +185,6 @@ TEST_F(GpuKGrouped, CudaGraphFollowsTheCountsOnTheDevice) {
     }
     expect_fp32_good(compare_fp32(p.out, CMode::None, want));
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(stream);
 }
 
 // One k-grouped shape of the DeepSeek-V3 set at full size (8 groups, D [8 x 4096, 7168],

@@ -200,11 +200,9 @@ TEST_F(MultiGpu, ThreadPerDeviceRunsEveryFormConcurrently) {
     threads.emplace_back([&, t] {
       try {
         DeviceWork w(in, dev_[t]);
-        cudaStream_t stream;
-        check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+        const TestStream stream;
         for (int i = 0; i < 5; ++i) w.run(stream);  // several rounds, racing the other device
         got[size_t(t)] = w.download();
-        cudaStreamDestroy(stream);
       } catch (const std::exception& e) {
         errors[size_t(t)] = e.what();
       }
@@ -236,8 +234,7 @@ TEST_F(MultiGpu, CallRunsOnItsStreamsDevice) {
   const Inputs in;
   const std::vector<std::vector<uint8_t>> want = reference(in, dev_[0]);
   DeviceWork w1(in, dev_[1]);
-  cudaStream_t stream1;
-  check(cudaStreamCreateWithFlags(&stream1, cudaStreamNonBlocking), "stream on the second device");
+  const TestStream stream1;  // created on the second device (DeviceWork made it current)
   // The first device current, the stream (and every tensor) on the second.
   check(cudaSetDevice(dev_[0]), "cudaSetDevice");
   w1.run(stream1);
@@ -245,7 +242,6 @@ TEST_F(MultiGpu, CallRunsOnItsStreamsDevice) {
   check(cudaGetDevice(&current), "cudaGetDevice");
   EXPECT_EQ(current, dev_[0]) << "a call must leave the caller's current device as it was";
   expect_same_bytes(want, w1.download(), "second device's stream, first device current");
-  cudaStreamDestroy(stream1);
 }
 
 TEST_F(MultiGpu, PeerTensorsOnTheCurrentDevicesNullStream) {
@@ -272,21 +268,12 @@ TEST_F(MultiGpu, GraphsCapturedOnEachDevice) {
   for (int t = 0; t < 2; ++t) {
     SCOPED_TRACE(testing::Message() << "device " << dev_[t]);
     DeviceWork w(in, dev_[t]);
-    cudaStream_t stream;
-    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    const TestStream stream;
     w.run(stream);  // plans and loads outside the capture
     check(cudaStreamSynchronize(stream), "warm-up");
-    cudaGraph_t graph;
-    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
-    w.run(stream);
-    check(cudaStreamEndCapture(stream, &graph), "end capture");
-    cudaGraphExec_t exec;
-    check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-    for (int r = 0; r < 3; ++r) check(cudaGraphLaunch(exec, stream), "replay");
+    const CapturedGraph graph(stream, [&] { w.run(stream); });
+    for (int r = 0; r < 3; ++r) graph.replay(stream);
     expect_same_bytes(want, w.download(), "graph replay");
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
-    cudaStreamDestroy(stream);
   }
 }
 

@@ -1,5 +1,6 @@
-// The GPU tests' fp32 output checks (weight gradients, dense and k-grouped) and the k-grouped
-// operand layout: written once for every test file.
+// The GPU tests' host-side helpers: uploads, streams and captured graphs, the fp32 output
+// checks (weight gradients, dense and k-grouped) and the k-grouped operand layout, written
+// once for every test file.
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,29 @@ DeviceBuffer upload_bytes(const void* data, size_t bytes) {
   check(cudaMemcpy(b.get(), data, bytes, cudaMemcpyHostToDevice), "upload");
   check(cudaDeviceSynchronize(), "upload");
   return b;
+}
+
+CapturedGraph::CapturedGraph(cudaStream_t stream, const std::function<void()>& enqueue) {
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+  try {
+    enqueue();
+  } catch (...) {
+    cudaStreamEndCapture(stream, &graph_);
+    if (graph_) cudaGraphDestroy(graph_);  // (no destructor runs for an object that never was)
+    throw;
+  }
+  check(cudaStreamEndCapture(stream, &graph_), "end capture");
+  check(cudaGraphInstantiate(&exec_, graph_, 0), "instantiate");
+}
+
+CapturedGraph::~CapturedGraph() {
+  if (exec_) cudaGraphExecDestroy(exec_);
+  if (graph_) cudaGraphDestroy(graph_);
+}
+
+void CapturedGraph::replay(cudaStream_t stream) const {
+  check(cudaGraphLaunch(exec_, stream), "replay");
+  check(cudaStreamSynchronize(stream), "replay");
 }
 
 Fp32Output make_fp32_output(int64_t rows, int64_t cols, int64_t ld, uint64_t seed) {
