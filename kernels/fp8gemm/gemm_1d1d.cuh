@@ -39,26 +39,6 @@ __device__ __forceinline__ void st_shared_v2_f32(u32 addr, float x, float y) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
-// K blocks of a group of k columns (0 for an empty group or a bad negative value).
-__device__ __forceinline__ int group_k_blocks(int k) { return k > 0 ? k / 128 + (k % 128 != 0) : 0; }
-
-// The K blocks of the group a tile belongs to, found by walking the groups in order
-// (tiles only move forward, so each step reads one more group_k entry). Blocks past
-// `total` (more columns claimed on the device than A has) are cut off.
-struct GroupWalk {
-  int group = 0, first = 0, count = 0;
-  __device__ __forceinline__ void start(const int* group_k, int total) {
-    count = imin(group_k_blocks(ldg_s32(group_k)), total);
-  }
-  __device__ __forceinline__ void to(int target, const int* group_k, int total) {
-    while (group < target) {
-      first = imin(first + count, total);
-      ++group;
-      count = imin(group_k_blocks(ldg_s32(group_k + group)), total - first);
-    }
-  }
-};
-
 template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kKGrouped, int kProducerRegs,
           int kMathRegs>
 __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)

@@ -15,25 +15,9 @@
 // multicast), halving that operand's L2 traffic.
 
 #include "fp8gemm/ptx.cuh"
+#include "fp8gemm/schedule.cuh"
 
 namespace fp8gemm_dev {
-
-// Tile order. With a cluster of two CTAs, pairs of tiles that share an operand form
-// one "super tile": kPairN = 2 pairs neighbouring N blocks (they share A), kPairM = 2
-// neighbouring M blocks (they share B). Super tiles are walked in stripes of kGroupN
-// super-N-blocks, M inside a stripe, so that CTAs running at the same time share B
-// and A tiles in L2. A partner tile past the end of M or N (an odd block count) is
-// computed on zero-filled operands and not stored.
-template <int kSuperN, int kGroupN>
-__device__ __forceinline__ void super_tile_coords(int super_tile, int super_m, int& sm, int& sn) {
-  const int per_stripe = super_m * kGroupN;
-  const int stripe = super_tile / per_stripe;
-  const int first = stripe * kGroupN;
-  const int width = imin(kGroupN, kSuperN - first);
-  const int within = super_tile - stripe * per_stripe;
-  sm = within / width;
-  sn = first + within - sm * width;
-}
 
 // acc += part x scale, per 8-column chunk of the wgmma fragment: chunks below kFirst
 // take the first B scale block's products (s_first0 for row r, s_first1 for row r + 8),
@@ -96,37 +80,6 @@ struct StageCursor {
     }
   }
 };
-
-// Where an M block of a problem lies. kGrouping 0: dense, rows m_block * kBlockM onwards.
-// 1 (contiguous): the same rows; the expert is the group index of the block's first row
-// (segments start at multiples of 128 rows and kBlockM <= 128, so a block never mixes
-// experts when the layout is valid); an index outside [0, groups) (a padding block)
-// computes with expert 0, and its rows are zeroed in the epilogue. (Masked problems,
-// kGrouping 2, walk only their active tiles and build these in next_tile.)
-struct TileRows {
-  int row0;     // first row of the block in A and D
-  int limit;    // rows at or past this are not stored
-  int group;    // expert whose B and B scales are used (0 when dense)
-  bool active;  // false: nothing to load, compute or store
-};
-
-template <int kGrouping, int kBlockM>
-__device__ __forceinline__ int grouped_m_blocks(int m, int groups, int group_rows) {
-  return kGrouping == 2 ? groups * ((group_rows + kBlockM - 1) / kBlockM) : (m + kBlockM - 1) / kBlockM;
-}
-
-template <int kGrouping, int kBlockM>
-__device__ __forceinline__ TileRows tile_rows(int m_block, int m, const int* group_info, int groups) {
-  static_assert(kGrouping == 0 || kGrouping == 1, "masked tiles come from next_tile");
-  const int row0 = m_block * kBlockM;
-  if constexpr (kGrouping == 0) {
-    return {row0, m, 0, true};
-  } else {
-    int g = ldg_s32(group_info + row0);
-    if (g < 0 || g >= groups) g = 0;
-    return {row0, m, g, true};
-  }
-}
 
 // kMulticast: 0 = every CTA loads its own tiles; 1 = clusters of two CTAs on
 // neighbouring N blocks, each loading half of the shared A tile into both; 2 = two
@@ -342,7 +295,7 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       }
       super_tile_coords<kSuperN, kGroupN>(st - w.first, w.blocks, m_block, n_block);
       const int base = w.group * group_rows;
-      tr = TileRows{base + m_block * kBlockM, base + w.valid, w.group, true};
+      tr = TileRows{base + m_block * kBlockM, base + w.valid, w.group};
       return true;
     } else {
       if (st >= num_super) return false;
@@ -365,7 +318,6 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         int m_block, n_block;
         TileRows tr;
         if (!next_tile(walk, st, m_block, n_block, tr)) break;
-        if (!tr.active) continue;
         const int b_row0 = tr.group * kN + n_block * kBlockN;
         for (int kb = kb_begin; kb < kb_end; ++kb) {
           mbar_wait(empty_bars + 8 * cursor.stage, cursor.phase ^ 1);
@@ -406,7 +358,6 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
         int m_block, n_block;
         TileRows tr;
         if (!next_tile(walk, st, m_block, n_block, tr)) break;
-        if (!tr.active) continue;
         const int buffer = local & 1;
         mbar_wait(sfb_empty_bars + 8 * buffer, ((local >> 1) & 1) ^ 1);
         // A partner tile past N reads the last scale block (its result is not stored).
@@ -517,7 +468,6 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
       {
         TileRows tr;
         if (!next_tile(walk, st, m_block, n_block, tr)) break;
-        if (!tr.active) continue;
         tile_rows_left = tr.limit - tr.row0;
         if constexpr (kGrouping == 1) {
 #pragma unroll

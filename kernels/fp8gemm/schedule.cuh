@@ -1,0 +1,81 @@
+#pragma once
+
+// Tile schedules: which tile a persistent CTA computes next, and where its rows and K
+// blocks lie. Every role of a CTA (TMA producer, scale loader, math warpgroups, storers)
+// walks its own copy of the same schedule and so agrees on every tile without talking to
+// the others. The tile order (super tiles in stripes) is shared by both kernels; the
+// forward kernel's rows (dense, contiguous) come from tile_rows, the masked walk and the
+// weight gradient's k-grouped walk (GroupWalk) read the group data as they go.
+
+#include "fp8gemm/ptx.cuh"
+
+namespace fp8gemm_dev {
+
+// Tile order. With a cluster of two CTAs, pairs of tiles that share an operand form
+// one "super tile": kPairN = 2 pairs neighbouring N blocks (they share A), kPairM = 2
+// neighbouring M blocks (they share B). Super tiles are walked in stripes of kGroupN
+// super-N-blocks, M inside a stripe, so that CTAs running at the same time share B
+// and A tiles in L2. A partner tile past the end of M or N (an odd block count) is
+// computed on zero-filled operands and not stored.
+template <int kSuperN, int kGroupN>
+__device__ __forceinline__ void super_tile_coords(int super_tile, int super_m, int& sm, int& sn) {
+  const int per_stripe = super_m * kGroupN;
+  const int stripe = super_tile / per_stripe;
+  const int first = stripe * kGroupN;
+  const int width = imin(kGroupN, kSuperN - first);
+  const int within = super_tile - stripe * per_stripe;
+  sm = within / width;
+  sn = first + within - sm * width;
+}
+
+// Where an M block of a problem lies. kGrouping 0: dense, rows m_block * kBlockM onwards.
+// 1 (contiguous): the same rows; the expert is the group index of the block's first row
+// (segments start at multiples of 128 rows and kBlockM <= 128, so a block never mixes
+// experts when the layout is valid); an index outside [0, groups) (a padding block)
+// computes with expert 0, and its rows are zeroed in the epilogue. (Masked problems,
+// kGrouping 2, walk only their active tiles and build these in the kernel's next_tile.)
+struct TileRows {
+  int row0;     // first row of the block in A and D
+  int limit;    // rows at or past this are not stored
+  int group;    // expert whose B and B scales are used (0 when dense)
+};
+
+template <int kGrouping, int kBlockM>
+__device__ __forceinline__ int grouped_m_blocks(int m, int groups, int group_rows) {
+  return kGrouping == 2 ? groups * ((group_rows + kBlockM - 1) / kBlockM) : (m + kBlockM - 1) / kBlockM;
+}
+
+template <int kGrouping, int kBlockM>
+__device__ __forceinline__ TileRows tile_rows(int m_block, int m, const int* group_info, int groups) {
+  static_assert(kGrouping == 0 || kGrouping == 1, "masked tiles come from next_tile");
+  const int row0 = m_block * kBlockM;
+  if constexpr (kGrouping == 0) {
+    return {row0, m, 0};
+  } else {
+    int g = ldg_s32(group_info + row0);
+    if (g < 0 || g >= groups) g = 0;
+    return {row0, m, g};
+  }
+}
+
+// K blocks of a group of k columns (0 for an empty group or a bad negative value).
+__device__ __forceinline__ int group_k_blocks(int k) { return k > 0 ? k / 128 + (k % 128 != 0) : 0; }
+
+// The K blocks of the group a tile belongs to, found by walking the groups in order
+// (tiles only move forward, so each step reads one more group_k entry). Blocks past
+// `total` (more columns claimed on the device than A has) are cut off.
+struct GroupWalk {
+  int group = 0, first = 0, count = 0;
+  __device__ __forceinline__ void start(const int* group_k, int total) {
+    count = imin(group_k_blocks(ldg_s32(group_k)), total);
+  }
+  __device__ __forceinline__ void to(int target, const int* group_k, int total) {
+    while (group < target) {
+      first = imin(first + count, total);
+      ++group;
+      count = imin(group_k_blocks(ldg_s32(group_k + group)), total - first);
+    }
+  }
+};
+
+}  // namespace fp8gemm_dev
