@@ -39,14 +39,20 @@ __device__ __forceinline__ void st_shared_v2_f32(u32 addr, float x, float y) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
-template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kKGrouped, int kProducerRegs,
-          int kMathRegs>
-__global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
+// Config: the kernel's configuration, a struct the code generator writes for each kernel
+// (named after it) with these constants: kN, kK, kBlockM, kBlockN, kStages, kGroupN,
+// kKGrouped, kProducerRegs, kMathRegs, and the dynamic shared memory the host launches it
+// with, kSmemBytes (checked below).
+template <class Config>
+__global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
     gemm_1d1d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
                      const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_sfb,
                      const __grid_constant__ TensorMap tmap_d, const __grid_constant__ TensorMap tmap_c, int m,
                      u32 stage_tx_bytes, int with_c, const int* group_k, int groups, int total_k_blocks,
                      int skip_empty) {
+  constexpr int kN = Config::kN, kK = Config::kK, kBlockM = Config::kBlockM, kBlockN = Config::kBlockN;
+  constexpr int kStages = Config::kStages, kGroupN = Config::kGroupN, kKGrouped = Config::kKGrouped;
+  constexpr int kProducerRegs = Config::kProducerRegs, kMathRegs = Config::kMathRegs;
   constexpr int kMathWarpgroups = kBlockM / 64;
   constexpr int kMathThreads = kMathWarpgroups * 128;
   constexpr int kKBlocks = (kK + 127) / 128;
@@ -67,6 +73,14 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   // three warpgroups have the registers for one only (the other math warpgroups' wgmma
   // then fills the tensor cores while this one promotes).
   constexpr int kBuffers = kBlockN <= 128 && kMathWarpgroups <= 2 ? 2 : 1;
+
+  // The bytes this layout takes after the base's 1024-byte alignment: what the host sizes
+  // the launch's dynamic shared memory with (kernel_layout), 1024 bytes of slack more.
+  constexpr u32 kLayoutBytes = kMathWarpgroups * kSlabs * kSlabBytes +
+                               (kStages * (kABytes + kBBytes + kSfaBytes + kSfbBytes) + 7u) / 8u * 8u +
+                               kStages * 16 + kMathWarpgroups * 16;
+  static_assert(kLayoutBytes + 1024 == Config::kSmemBytes,
+                "the host's shared-memory layout (kernel_layout in src/problem) is not the kernel's");
 
   // Shared memory: [D slabs per warpgroup][A stages][B stages][A-scale stages]
   // [B-scale stages][full][empty][slabs ready, result written: per warpgroup], based at

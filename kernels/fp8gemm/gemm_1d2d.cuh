@@ -92,15 +92,22 @@ struct StageCursor {
 // kGrouping: see TileRows (0 dense, 1 m-grouped contiguous, 2 m-grouped masked); B is then
 // the experts' matrices stacked [groups * kN, kK] and sfb their block scales stacked by rows.
 // kEarlyB (dense only): stages of B loaded before the dependency wait (see below); 0 none.
-template <int kN, int kK, int kBlockM, int kBlockN, int kStages, int kGroupN, int kMulticast, int kSplitK,
-          int kTmaStore, int kGrouping, int kProducerRegs, int kMathRegs, int kEarlyB>
-__global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) + 1) * 128, 1)
+// Config: the kernel's configuration, a struct the code generator writes for each kernel
+// (named after it) with these constants: kN, kK, kBlockM, kBlockN, kStages, kGroupN,
+// kMulticast, kSplitK, kTmaStore, kGrouping, kProducerRegs, kMathRegs, kEarlyB, and the
+// dynamic shared memory the host launches it with, kSmemBytes (checked below).
+template <class Config>
+__global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM == 192 ? 3 : 2) + 1) * 128, 1)
     gemm_1d2d_kernel(const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b,
                      const __grid_constant__ TensorMap tmap_sfa, const __grid_constant__ TensorMap tmap_d,
                      const float* __restrict__ sfb,
                      long long sfb_stride_n, long long sfb_stride_k, u16* __restrict__ d,
                      long long ldd, int m, u32 stage_tx_bytes, const int* __restrict__ group_info, int groups,
                      int group_rows) {
+  constexpr int kN = Config::kN, kK = Config::kK, kBlockM = Config::kBlockM, kBlockN = Config::kBlockN;
+  constexpr int kStages = Config::kStages, kGroupN = Config::kGroupN, kMulticast = Config::kMulticast;
+  constexpr int kSplitK = Config::kSplitK, kTmaStore = Config::kTmaStore, kGrouping = Config::kGrouping;
+  constexpr int kProducerRegs = Config::kProducerRegs, kMathRegs = Config::kMathRegs, kEarlyB = Config::kEarlyB;
   // Math warpgroups: one for 64-row tiles, three of 64 rows each for 192-row tiles (two
   // others' wgmma cover each one's promotion), else two; each owns kBlockM /
   // kMathWarpgroups rows of the tile and walks them in waves of 64 rows (the wgmma M).
@@ -171,6 +178,15 @@ __global__ void __launch_bounds__(((kBlockM == 64 ? 1 : kBlockM == 192 ? 3 : 2) 
   // [element][thread] so that consecutive threads hit consecutive banks.
   constexpr int kHalfAccum = kAccum / 2;
   constexpr u32 kRedBytes = kSplitK == 2 ? kWaves * kHalfAccum * kMathThreads * 4 : 0;
+
+  // The bytes this layout takes after the base's 1024-byte alignment (the barriers end at
+  // red_free_bar + 8 with split-K, sfb_empty_bars + 16 without): what the host sizes the
+  // launch's dynamic shared memory with (kernel_layout), 1024 bytes of alignment slack more.
+  constexpr u32 kLayoutBytes =
+      (kStages * (kABytes + kBBytes + kSfaBytes) + kDBytes + 2 * kSfbBytes + kRedBytes + 7u) / 8u * 8u +
+      kStages * 16 + 32 + (kSplitK == 2 ? 16 : 0);
+  static_assert(kLayoutBytes + 1024 == Config::kSmemBytes,
+                "the host's shared-memory layout (kernel_layout in src/problem) is not the kernel's");
 
   // Shared memory: [A stages][B stages][D slabs][A-scale stages][2 tile B-scale buffers]
   // [split-K exchange][full][empty][B-scale full][B-scale empty][exchange full, free],

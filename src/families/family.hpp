@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "problem/problem.hpp"
 
@@ -68,8 +69,18 @@ const Family* family_named(const std::string& name);
 
 // The wgmma.m64nNk32 e4m3 wrapper for one N (part of every GEMM kernel's source).
 std::string generate_wgmma_e4m3(int n);
-// A GEMM kernel's translation unit: the kernel header and the wgmma wrapper of its tile width.
-std::string gemm_kernel_source(const std::string& slug, const char* header, int block_n);
+// One constant of a kernel's configuration struct (an enumerator `name = value`).
+struct KernelConstant {
+  const char* name;
+  int64_t value;
+};
+// A GEMM kernel's translation unit: the kernel header, the wgmma wrapper of its tile width,
+// and its configuration struct fp8gemm_gen::<slug> holding `config` (what the kernel
+// template takes as Config).
+std::string gemm_kernel_source(const std::string& slug, const char* header, int block_n,
+                               const std::vector<KernelConstant>& config);
+// The NVRTC name expression of `kernel` instantiated with the configuration struct of `slug`.
+std::string gemm_kernel_name(const char* kernel, const std::string& slug);
 
 // The families' entries (one module each).
 extern const Family kGemm1D2DFamily, kGroupedContiguousFamily, kGroupedMaskedFamily;

@@ -49,10 +49,18 @@ GeneratedKernel generate(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   GeneratedKernel g;
   g.slug = spec.slug();
-  g.name_expression = fmt::format("fp8gemm_dev::gemm_1d1d_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}>", spec.n, spec.k,
-                                  c.block_m, c.block_n, c.stages, c.group_n, family(spec.kind).k_at_run_time ? 1 : 0,
-                                  layout.producer_registers, layout.math_registers);
-  g.source = gemm_kernel_source(g.slug, "gemm_1d1d.cuh", c.block_n);
+  g.name_expression = gemm_kernel_name("gemm_1d1d_kernel", g.slug);
+  g.source = gemm_kernel_source(g.slug, "gemm_1d1d.cuh", c.block_n,
+                                {{"kN", spec.n},
+                                 {"kK", spec.k},
+                                 {"kBlockM", c.block_m},
+                                 {"kBlockN", c.block_n},
+                                 {"kStages", c.stages},
+                                 {"kGroupN", c.group_n},
+                                 {"kKGrouped", family(spec.kind).k_at_run_time ? 1 : 0},
+                                 {"kProducerRegs", layout.producer_registers},
+                                 {"kMathRegs", layout.math_registers},
+                                 {"kSmemBytes", layout.smem_bytes}});
   return g;
 }
 

@@ -48,12 +48,22 @@ GeneratedKernel generate(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   GeneratedKernel g;
   g.slug = spec.slug();
-  g.name_expression =
-      fmt::format("fp8gemm_dev::gemm_1d2d_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>", spec.n, spec.k,
-                  c.block_m, c.block_n, c.stages, c.group_n, c.multicast, c.split_k, c.tma_store,
-                  family(spec.kind).m_grouping, layout.producer_registers, layout.math_registers,
-                  spec.option == 1 ? kConstantBStages : 0);
-  g.source = gemm_kernel_source(g.slug, "gemm_1d2d.cuh", c.block_n);
+  g.name_expression = gemm_kernel_name("gemm_1d2d_kernel", g.slug);
+  g.source = gemm_kernel_source(g.slug, "gemm_1d2d.cuh", c.block_n,
+                                {{"kN", spec.n},
+                                 {"kK", spec.k},
+                                 {"kBlockM", c.block_m},
+                                 {"kBlockN", c.block_n},
+                                 {"kStages", c.stages},
+                                 {"kGroupN", c.group_n},
+                                 {"kMulticast", c.multicast},
+                                 {"kSplitK", c.split_k},
+                                 {"kTmaStore", c.tma_store},
+                                 {"kGrouping", family(spec.kind).m_grouping},
+                                 {"kProducerRegs", layout.producer_registers},
+                                 {"kMathRegs", layout.math_registers},
+                                 {"kEarlyB", spec.option == 1 ? kConstantBStages : 0},
+                                 {"kSmemBytes", layout.smem_bytes}});
   return g;
 }
 

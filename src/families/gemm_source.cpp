@@ -28,15 +28,34 @@ std::string generate_wgmma_e4m3(int n) {
       fmt::arg("da", regs), fmt::arg("db", regs + 1), fmt::arg("sd", regs + 2));
 }
 
-std::string gemm_kernel_source(const std::string& slug, const char* header, int block_n) {
+std::string gemm_kernel_source(const std::string& slug, const char* header, int block_n,
+                               const std::vector<KernelConstant>& config) {
+  // Enumerators rather than static data members: constants that are never emitted into the
+  // cubin as variables (the code is that of the constants alone).
+  std::string fields;
+  for (const KernelConstant& c : config) fields += fmt::format("    {} = {},\n", c.name, c.value);
   return fmt::format(
       "// fp8gemm generated kernel {slug}\n"
       "#include \"fp8gemm/{header}\"\n"
       "\n"
       "namespace fp8gemm_dev {{\n"
       "{wgmma}"
-      "}}  // namespace fp8gemm_dev\n",
-      fmt::arg("slug", slug), fmt::arg("header", header), fmt::arg("wgmma", generate_wgmma_e4m3(block_n)));
+      "}}  // namespace fp8gemm_dev\n"
+      "\n"
+      "namespace fp8gemm_gen {{\n"
+      "// The kernel's configuration (the kernel template's Config).\n"
+      "struct {slug} {{\n"
+      "  enum : int {{\n"
+      "{fields}"
+      "  }};\n"
+      "}};\n"
+      "}}  // namespace fp8gemm_gen\n",
+      fmt::arg("slug", slug), fmt::arg("header", header), fmt::arg("wgmma", generate_wgmma_e4m3(block_n)),
+      fmt::arg("fields", fields));
+}
+
+std::string gemm_kernel_name(const char* kernel, const std::string& slug) {
+  return fmt::format("fp8gemm_dev::{}<fp8gemm_gen::{}>", kernel, slug);
 }
 
 }  // namespace fp8gemm::detail

@@ -125,6 +125,26 @@ TEST(Nvrtc, TunedConstantBVariantIsIgnored) {
             0);
 }
 
+// The kernels check at compile time that the host's shared-memory layout (kernel_layout,
+// handed over as the configuration's kSmemBytes) is the one they use.
+TEST(Nvrtc, KernelsRejectAHostLayoutThatIsNotTheirs) {
+  for (const KernelSpec& s : {KernelSpec{KernelKind::Gemm1D2D, 7168, 2048, KernelConfig{128, 128, 5, 8}},
+                              KernelSpec{KernelKind::Gemm1D1D, 4096, 7168, KernelConfig{128, 128, 4, 8}}}) {
+    GeneratedKernel g = generate_kernel(s);
+    const std::string key = "    kSmemBytes = " + std::to_string(kernel_layout(s).smem_bytes) + ",";
+    const size_t at = g.source.find(key);
+    ASSERT_NE(at, std::string::npos) << g.source;
+    g.source.replace(at, key.size(), "    kSmemBytes = " + std::to_string(kernel_layout(s).smem_bytes + 8) + ",");
+    try {
+      compile_kernel(g);
+      ADD_FAILURE() << s.slug() << ": compiled with a layout 8 bytes off";
+    } catch (const fp8gemm::Error& e) {
+      EXPECT_EQ(e.code(), fp8gemm::ErrorCode::CompileFailed);
+      EXPECT_NE(std::string(e.what()).find("shared-memory layout"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Nvrtc, CompileErrorCarriesTheLog) {
   GeneratedKernel broken = generate_kernel(KernelSpec{KernelKind::Gemm1D2D, 256, 256, KernelConfig{64, 16, 2, 8}});
   broken.source += "\nthis_is_not_cuda fp8gemm_broken_line;\n";
