@@ -15,71 +15,11 @@
 // multicast), halving that operand's L2 traffic.
 
 #include "fp8gemm/ptx.cuh"
+#include "fp8gemm/pipeline.cuh"
+#include "fp8gemm/promotion.cuh"
 #include "fp8gemm/schedule.cuh"
 
 namespace fp8gemm_dev {
-
-// acc += part x scale, per 8-column chunk of the wgmma fragment: chunks below kFirst
-// take the first B scale block's products (s_first0 for row r, s_first1 for row r + 8),
-// the next 16 chunks (128 columns) the second's, any after those the third's. kFirst is
-// a compile-time constant, so no per-chunk selects.
-template <int kFirst, int kChunks>
-__device__ __forceinline__ void promote(float (&acc)[kChunks * 4], const float (&part)[kChunks * 4], float s_first0,
-                                        float s_first1, float s_second0, float s_second1, float s_third0,
-                                        float s_third1) {
-#pragma unroll
-  for (int i = 0; i < kChunks; ++i) {
-    const float t0 = i < kFirst ? s_first0 : i < kFirst + 16 ? s_second0 : s_third0;
-    const float t1 = i < kFirst ? s_first1 : i < kFirst + 16 ? s_second1 : s_third1;
-    acc[4 * i + 0] += t0 * part[4 * i + 0];
-    acc[4 * i + 1] += t0 * part[4 * i + 1];
-    acc[4 * i + 2] += t1 * part[4 * i + 2];
-    acc[4 * i + 3] += t1 * part[4 * i + 3];
-  }
-}
-
-// Whether some N block of a kN-wide matrix in tiles of kBlockN columns crosses a
-// 128-column scale boundary after `first` 8-column chunks.
-template <int kN, int kBlockN>
-constexpr bool split_reachable(int first) {
-  for (int nb = 0; nb * kBlockN < kN; ++nb) {
-    const int split = 128 - nb * kBlockN % 128;
-    if (split < kBlockN && split / 8 == first) return true;
-  }
-  return false;
-}
-
-// Picks the promote<> instance for a run-time `first` (uniform across the CTA): the
-// candidates are the multiples of kStep, the chunk granularity at which a tile can
-// cross a 128-column scale boundary, that some N block of a kN-wide B reaches (a tile
-// past N, computed only as a multicast partner and never stored, may take another).
-template <int kN, int kChunks, int kStep, int kFirst = kStep>
-__device__ __forceinline__ void promote_dispatch(int first, float (&acc)[kChunks * 4], const float (&part)[kChunks * 4],
-                                                 float s_first0, float s_first1, float s_second0, float s_second1,
-                                                 float s_third0, float s_third1) {
-  if constexpr (kFirst >= kChunks) {
-    promote<kChunks, kChunks>(acc, part, s_first0, s_first1, s_second0, s_second1, s_third0, s_third1);
-  } else {
-    if (split_reachable<kN, kChunks * 8>(kFirst) && first == kFirst)
-      promote<kFirst, kChunks>(acc, part, s_first0, s_first1, s_second0, s_second1, s_third0, s_third1);
-    else
-      promote_dispatch<kN, kChunks, kStep, kFirst + kStep>(first, acc, part, s_first0, s_first1, s_second0, s_second1,
-                                                           s_third0, s_third1);
-  }
-}
-
-// The position in the ring of pipeline stages; the phase flips at every wrap.
-template <int kStages>
-struct StageCursor {
-  int stage = 0;
-  u32 phase = 0;
-  __device__ __forceinline__ void advance() {
-    if (++stage == kStages) {
-      stage = 0;
-      phase ^= 1;
-    }
-  }
-};
 
 // kMulticast: 0 = every CTA loads its own tiles; 1 = clusters of two CTAs on
 // neighbouring N blocks, each loading half of the shared A tile into both; 2 = two
