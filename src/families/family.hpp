@@ -81,6 +81,11 @@ std::string gemm_kernel_source(const std::string& slug, const char* header, int 
                                const std::vector<KernelConstant>& config);
 // The NVRTC name expression of `kernel` instantiated with the configuration struct of `slug`.
 std::string gemm_kernel_name(const char* kernel, const std::string& slug);
+// A GEMM kernel instance: `kernel` (in kernels/fp8gemm/<header>) with a configuration of the
+// constants every GEMM kernel takes (kN, kK, kBlockM, kBlockN, kStages, kGroupN, then
+// kProducerRegs, kMathRegs, kSmemBytes from its layout) and the family's `own`.
+GeneratedKernel generate_gemm_kernel(const KernelSpec& spec, const char* kernel, const char* header,
+                                     const std::vector<KernelConstant>& own);
 
 // The families' entries (one module each).
 extern const Family kGemm1D2DFamily, kGroupedContiguousFamily, kGroupedMaskedFamily;

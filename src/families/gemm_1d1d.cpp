@@ -45,23 +45,8 @@ std::string k_grouped_rules(const KernelSpec& spec) {
 }
 
 GeneratedKernel generate(const KernelSpec& spec) {
-  const KernelLayout layout = kernel_layout(spec);
-  const KernelConfig& c = spec.config;
-  GeneratedKernel g;
-  g.slug = spec.slug();
-  g.name_expression = gemm_kernel_name("gemm_1d1d_kernel", g.slug);
-  g.source = gemm_kernel_source(g.slug, "gemm_1d1d.cuh", c.block_n,
-                                {{"kN", spec.n},
-                                 {"kK", spec.k},
-                                 {"kBlockM", c.block_m},
-                                 {"kBlockN", c.block_n},
-                                 {"kStages", c.stages},
-                                 {"kGroupN", c.group_n},
-                                 {"kKGrouped", family(spec.kind).k_at_run_time ? 1 : 0},
-                                 {"kProducerRegs", layout.producer_registers},
-                                 {"kMathRegs", layout.math_registers},
-                                 {"kSmemBytes", layout.smem_bytes}});
-  return g;
+  return generate_gemm_kernel(spec, "gemm_1d1d_kernel", "gemm_1d1d.cuh",
+                              {{"kKGrouped", family(spec.kind).k_at_run_time ? 1 : 0}});
 }
 
 }  // namespace

@@ -44,27 +44,12 @@ std::string masked_rules(const KernelSpec& spec) {
 }
 
 GeneratedKernel generate(const KernelSpec& spec) {
-  const KernelLayout layout = kernel_layout(spec);
-  const KernelConfig& c = spec.config;
-  GeneratedKernel g;
-  g.slug = spec.slug();
-  g.name_expression = gemm_kernel_name("gemm_1d2d_kernel", g.slug);
-  g.source = gemm_kernel_source(g.slug, "gemm_1d2d.cuh", c.block_n,
-                                {{"kN", spec.n},
-                                 {"kK", spec.k},
-                                 {"kBlockM", c.block_m},
-                                 {"kBlockN", c.block_n},
-                                 {"kStages", c.stages},
-                                 {"kGroupN", c.group_n},
-                                 {"kMulticast", c.multicast},
-                                 {"kSplitK", c.split_k},
-                                 {"kTmaStore", c.tma_store},
-                                 {"kGrouping", family(spec.kind).m_grouping},
-                                 {"kProducerRegs", layout.producer_registers},
-                                 {"kMathRegs", layout.math_registers},
-                                 {"kEarlyB", spec.option == 1 ? kConstantBStages : 0},
-                                 {"kSmemBytes", layout.smem_bytes}});
-  return g;
+  return generate_gemm_kernel(spec, "gemm_1d2d_kernel", "gemm_1d2d.cuh",
+                              {{"kMulticast", spec.config.multicast},
+                               {"kSplitK", spec.config.split_k},
+                               {"kTmaStore", spec.config.tma_store},
+                               {"kGrouping", family(spec.kind).m_grouping},
+                               {"kEarlyB", spec.option == 1 ? kConstantBStages : 0}});
 }
 
 }  // namespace

@@ -58,4 +58,21 @@ std::string gemm_kernel_name(const char* kernel, const std::string& slug) {
   return fmt::format("fp8gemm_dev::{}<fp8gemm_gen::{}>", kernel, slug);
 }
 
+GeneratedKernel generate_gemm_kernel(const KernelSpec& spec, const char* kernel, const char* header,
+                                     const std::vector<KernelConstant>& own) {
+  const KernelLayout layout = kernel_layout(spec);
+  const KernelConfig& c = spec.config;
+  std::vector<KernelConstant> config = {{"kN", spec.n},          {"kK", spec.k},          {"kBlockM", c.block_m},
+                                        {"kBlockN", c.block_n},  {"kStages", c.stages},   {"kGroupN", c.group_n}};
+  config.insert(config.end(), own.begin(), own.end());
+  config.push_back({"kProducerRegs", layout.producer_registers});
+  config.push_back({"kMathRegs", layout.math_registers});
+  config.push_back({"kSmemBytes", layout.smem_bytes});
+  GeneratedKernel g;
+  g.slug = spec.slug();
+  g.name_expression = gemm_kernel_name(kernel, g.slug);
+  g.source = gemm_kernel_source(g.slug, header, c.block_n, config);
+  return g;
+}
+
 }  // namespace fp8gemm::detail
