@@ -1,4 +1,4 @@
-// gemm_fp8_nt: validate -> plan (tuned or heuristic config, kernel) -> TMA descriptors -> launch.
+// gemm_fp8_nt and gemm_fp8_nt_wgrad (planned, or with an explicit config): validate -> plan -> TMA descriptors -> launch.
 
 #include "api/library.hpp"
 #include "families/family.hpp"
