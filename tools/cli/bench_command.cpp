@@ -49,6 +49,7 @@ struct Row {
   std::string kernel;
   double us = 0, tflops = 0, gbs = 0, host_us = 0;
   double cublas_us = 0, cublas_tflops = 0;  // 0: not measured
+  double cublas_host_us = 0;                // host cost of one cuBLASLt call of the fastest algorithm (as host_us)
   std::string cublas_note;
   double rel_diff = -1;  // fp8gemm vs cuBLASLt, relative Frobenius
   int sets = 0, calls_per_graph = 0;
@@ -215,6 +216,17 @@ double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t
   return median(per_call);
 }
 
+// The host cost of one call, warm: 64 calls enqueued back to back (the device keeps up, so this
+// is the enqueue path), in microseconds per call.
+double host_us_per_call(const Call& call, int sets, cudaStream_t stream) {
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr int kHostCalls = 64;
+  for (int i = 0; i < kHostCalls; ++i) call(i % sets, stream);
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
+  cuda_check(cudaStreamSynchronize(stream), "host timing");
+  return us;
+}
+
 // Our side of a row: a first call on set 0 (it loads the kernel; then `after_first_call`, e.g. to
 // keep its output for the check against cuBLASLt), the host cost of one call (enqueue only; 64
 // calls), the device time per call (time_calls) and the rates for `flops` and `bytes` moved.
@@ -223,11 +235,7 @@ void time_ours(Row* row, const Call& ours, double flops, double bytes, int sets,
   ours(0, stream);
   cuda_check(cudaStreamSynchronize(stream), "first call");
   if (after_first_call) after_first_call();
-  const auto t0 = std::chrono::steady_clock::now();
-  constexpr int kHostCalls = 64;
-  for (int i = 0; i < kHostCalls; ++i) ours(i % sets, stream);
-  row->host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kHostCalls;
-  cuda_check(cudaStreamSynchronize(stream), "host timing");
+  row->host_us = host_us_per_call(ours, sets, stream);
   row->us = time_calls(ours, sets, timing, stream, &row->calls_per_graph);
   row->tflops = flops / row->us * 1e-6;
   row->gbs = bytes / row->us * 1e-3;
@@ -283,7 +291,7 @@ std::pair<double, double> time_paired(const Call& a, const Call& b, int sets, co
 // call to run once and compare with ours. Each algorithm is timed like ours was; the fastest
 // is then timed once more in alternation with `ours` (time_paired), and those two times are
 // the row's: row->us, ->tflops and ->gbs are rescaled from ours' first measurement, and
-// row->cublas_us and ->cublas_tflops are filled.
+// row->cublas_us, ->cublas_tflops and ->cublas_host_us are filled.
 void time_cublas(Row* row, double flops, int algorithms, const Call& ours,
                  const std::function<void(int, int, cudaStream_t)>& theirs,
                  const std::function<void(const Call&)>& check, int sets, const Timing& timing, cudaStream_t stream) {
@@ -300,6 +308,7 @@ void time_cublas(Row* row, double flops, int algorithms, const Call& ours,
     }
   }
   const Call fastest = [&](int i, cudaStream_t st) { theirs(best_algo, i, st); };
+  row->cublas_host_us = host_us_per_call(fastest, sets, stream);
   const auto [us, cublas_us] = time_paired(ours, fastest, sets, timing, stream);
   row->gbs *= row->us / us;
   row->us = us;
@@ -1093,6 +1102,7 @@ int run_bench(const BenchOptions& o) {
     nlohmann::json jr = {{"kind", r.kind}, {"m", r.m}, {"n", r.n}, {"k", r.k}, {"kernel", r.kernel}, {"us", r.us},
                          {"tflops", r.tflops}, {"gbs", r.gbs}, {"host_enqueue_us", r.host_us},
                          {"cublaslt_us", r.cublas_us}, {"cublaslt_tflops", r.cublas_tflops},
+                         {"cublaslt_host_enqueue_us", r.cublas_host_us},
                          {"rel_diff_vs_cublaslt", r.rel_diff}, {"sets", r.sets}, {"calls_per_graph", r.calls_per_graph}};
     if (o.grouped) {
       jr["groups"] = r.groups;
@@ -1107,12 +1117,13 @@ int run_bench(const BenchOptions& o) {
   if (!o.csv.empty()) {
     std::ofstream csv(o.csv);
     // Grouped rows add the experts' layout at the end (m is their real rows).
-    csv << "m,n,k,kernel,us,tflops,gbs,host_enqueue_us,cublaslt_us,cublaslt_tflops,speedup,rel_diff,kind"
+    csv << "m,n,k,kernel,us,tflops,gbs,host_enqueue_us,cublaslt_us,cublaslt_tflops,speedup,rel_diff,kind,"
+           "cublaslt_host_enqueue_us"
         << (o.grouped ? ",groups,expected_m,max_m,a_rows\n" : "\n");
     for (const Row& r : rows) {
-      csv << fmt::format("{},{},{},{},{:.2f},{:.1f},{:.0f},{:.2f},{:.2f},{:.1f},{:.3f},{:.2e},{}", r.m, r.n, r.k,
+      csv << fmt::format("{},{},{},{},{:.2f},{:.1f},{:.0f},{:.2f},{:.2f},{:.1f},{:.3f},{:.2e},{},{:.2f}", r.m, r.n, r.k,
                          r.kernel, r.us, r.tflops, r.gbs, r.host_us, r.cublas_us, r.cublas_tflops,
-                         r.cublas_us > 0 ? r.cublas_us / r.us : 0.0, r.rel_diff, r.kind);
+                         r.cublas_us > 0 ? r.cublas_us / r.us : 0.0, r.rel_diff, r.kind, r.cublas_host_us);
       csv << (o.grouped ? fmt::format(",{},{},{},{}\n", r.groups, r.expected_m, r.max_m, r.a_rows) : "\n");
     }
   }
