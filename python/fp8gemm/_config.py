@@ -5,7 +5,8 @@ import dataclasses
 
 @dataclasses.dataclass(frozen=True)
 class KernelConfig:
-    """The kernel gemm_fp8_nt(config=...) runs; the defaults are the library's.
+    """The kernel gemm_fp8_nt(config=...) or gemm_fp8_nt_wgrad(config=...) runs; the defaults
+    are the library's.
 
     block_m: tile rows 64, 128, 192 or 256; block_n: tile columns; stages: pipeline stages;
     group_n: rasterization stripe width in N blocks; multicast: 2-CTA multicast (0 none);

@@ -27,7 +27,8 @@
 #define FP8GEMM_FUNCTIONS(X)                                                                            \
   X(fp8gemm_status_string) X(fp8gemm_last_error_message) X(fp8gemm_version) X(fp8gemm_version_string)   \
   X(fp8gemm_gemm_fp8_nt) X(fp8gemm_gemm_fp8_nt_with_options) X(fp8gemm_gemm_fp8_nt_with_config)         \
-  X(fp8gemm_gemm_fp8_nt_wgrad) X(fp8gemm_gemm_fp8_nt_grouped_contiguous)                                \
+  X(fp8gemm_gemm_fp8_nt_wgrad) X(fp8gemm_gemm_fp8_nt_wgrad_with_config)                                 \
+  X(fp8gemm_gemm_fp8_nt_grouped_contiguous)                                                              \
   X(fp8gemm_gemm_fp8_nt_grouped_masked) X(fp8gemm_gemm_fp8_nt_wgrad_k_grouped)                          \
   X(fp8gemm_quantize_per_token) X(fp8gemm_quantize_per_block) X(fp8gemm_quantize_transposed_per_token)  \
   X(fp8gemm_transpose_fp8_block_scaled) X(fp8gemm_convert_scales) X(fp8gemm_prewarm)                    \
@@ -174,6 +175,19 @@ static fp8gemm_scale_output_t scale_output(const int64_t* v) {
   status = expr;             \
   Py_END_ALLOW_THREADS
 
+/* The kernel config of 7 fields (block_m, block_n, stages, group_n, multicast, tma_store, split_k). */
+static fp8gemm_kernel_config_t kernel_config(const int64_t* v) {
+  fp8gemm_kernel_config_t c = fp8gemm_default_kernel_config();
+  c.block_m = (int)v[0];
+  c.block_n = (int)v[1];
+  c.stages = (int)v[2];
+  c.group_n = (int)v[3];
+  c.multicast = (int)v[4];
+  c.tma_store = (int)v[5];
+  c.split_k = (int)v[6];
+  return c;
+}
+
 /* The operands shared by every GEMM: a[4] a_scales[5] b[4] b_scales[5] d[4] = 22 values. */
 #define GEMM_OPERANDS(v)                                                        \
   const fp8gemm_fp8_matrix_t a = fp8_matrix(v), b = fp8_matrix(v + 9);          \
@@ -190,14 +204,7 @@ static PyObject* gemm_fp8_nt(PyObject* self, PyObject* const* args, Py_ssize_t n
   const fp8gemm_stream_t stream = STREAM(v[31]);
   fp8gemm_status_t status;
   if (v[22] == 2) {
-    fp8gemm_kernel_config_t c = fp8gemm_default_kernel_config();
-    c.block_m = (int)v[24];
-    c.block_n = (int)v[25];
-    c.stages = (int)v[26];
-    c.group_n = (int)v[27];
-    c.multicast = (int)v[28];
-    c.tma_store = (int)v[29];
-    c.split_k = (int)v[30];
+    const fp8gemm_kernel_config_t c = kernel_config(v + 24);
     CALL(status, p_fp8gemm_gemm_fp8_nt_with_config(&a, &sa, &b, &sb, &d, &c, stream));
   } else if (v[22] == 1) {
     fp8gemm_gemm_options_t o = fp8gemm_default_gemm_options();
@@ -496,15 +503,21 @@ static PyObject* gemm_fp8_nt_entry(PyObject* self, PyObject* const* args, size_t
   return PyObject_Vectorcall(gemm_fallback, args, nargsf, kwnames);
 }
 
-/* gemm_fp8_nt_wgrad(22 operands, has_c, c[4], stream). */
+/* gemm_fp8_nt_wgrad(22 operands, has_c, c[4], has_config, 7 config fields, stream). */
 static PyObject* gemm_fp8_nt_wgrad(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   (void)self;
-  int64_t v[28];
-  if (read_ints(args, nargs, v, 28, "gemm_fp8_nt_wgrad") < 0) return NULL;
+  int64_t v[36];
+  if (read_ints(args, nargs, v, 36, "gemm_fp8_nt_wgrad") < 0) return NULL;
   GEMM_OPERANDS(v);
   const fp8gemm_fp32_matrix_t d = fp32_matrix(v + 18), c = fp32_matrix(v + 23);
+  const fp8gemm_stream_t stream = STREAM(v[35]);
   fp8gemm_status_t status;
-  CALL(status, p_fp8gemm_gemm_fp8_nt_wgrad(&a, &sa, &b, &sb, &d, v[22] ? &c : NULL, STREAM(v[27])));
+  if (v[27]) {
+    const fp8gemm_kernel_config_t config = kernel_config(v + 28);
+    CALL(status, p_fp8gemm_gemm_fp8_nt_wgrad_with_config(&a, &sa, &b, &sb, &d, v[22] ? &c : NULL, &config, stream));
+  } else {
+    CALL(status, p_fp8gemm_gemm_fp8_nt_wgrad(&a, &sa, &b, &sb, &d, v[22] ? &c : NULL, stream));
+  }
   RETURN_STATUS(status);
 }
 

@@ -59,13 +59,16 @@ def _accumulator(ops, out, c, stacked=False):
     return d, (1,) + ops.matrix("c", c, FP32, stacked)
 
 
-def gemm_fp8_nt_wgrad(a, a_scales, b, b_scales, out, c=None, *, stream=None):
+def gemm_fp8_nt_wgrad(a, a_scales, b, b_scales, out, c=None, *, config=None, stream=None):
     """out [M, N] fp32 = c + a [M, K] x b [N, K]^T, both scaled per token (1x128, M- and
-    N-major). c: None (c = 0), out itself (accumulate in place) or another [M, N] fp32."""
+    N-major). c: None (c = 0), out itself (accumulate in place) or another [M, N] fp32.
+    config: a KernelConfig (or dict) to run exactly that kernel (block_m 64, 128 or 192;
+    no multicast, TMA-store epilogue or split-K), else the library plans it."""
     ops = Operands("gemm_fp8_nt_wgrad", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales)
     d, cc = _accumulator(ops, out, c)
-    _native.gemm_fp8_nt_wgrad(*fields, *d, *cc, ops.stream)
+    cfg = (0,) + _NO_CONFIG if config is None else (1,) + tuple(as_config(config).fields())
+    _native.gemm_fp8_nt_wgrad(*fields, *d, *cc, *cfg, ops.stream)
     return out
 
 

@@ -164,6 +164,12 @@ class GemmTest(unittest.TestCase):
         with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
             fp8gemm.gemm_fp8_nt_wgrad(a, sa, b, block_scales(3, n, k), out)
         self.assertIn("b_scales", cm.exception.message)
+        # An explicit config: checked by the library before any device work.
+        with self.assertRaises(NO_GPU):
+            fp8gemm.gemm_fp8_nt_wgrad(a, sa, b, sb, out, out, config=fp8gemm.KernelConfig(block_m=192, block_n=96))
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt_wgrad(a, sa, b, sb, out, config={"multicast": 1})
+        self.assertIn("gemm_fp8_nt_wgrad: config", cm.exception.message)
 
     def test_grouped_contiguous(self):
         g, m, n, k = 4, 512, 256, 256
