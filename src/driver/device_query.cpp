@@ -32,7 +32,7 @@ CUresult read_device(const DriverApi& cu, CUdevice device, DeviceProps& props, c
       return r;
     }
   }
-  props.supported = props.cc_major == 9 && props.cc_minor == 0;  // the kernels are sm_90a code
+  props.supported = supported_compute_capability(props.cc_major, props.cc_minor);
   r = cu.cuDeviceTotalMem(&props.memory_bytes, device);
   if (r != CUDA_SUCCESS) failed = "cuDeviceTotalMem";
   return r;

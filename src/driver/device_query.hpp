@@ -19,6 +19,10 @@ struct DeviceProps : DeviceInfo {
   int max_smem_optin = 0;  // dynamic shared memory a kernel may opt in to, bytes
 };
 
+// Whether the library's kernels (sm_90a code) run on a device of this compute capability:
+// Hopper only. The one rule: DeviceInfo::supported and validate_device both ask it.
+constexpr bool supported_compute_capability(int cc_major, int cc_minor) { return cc_major == 9 && cc_minor == 0; }
+
 // The properties of `device`. Throws Error(CudaError) naming the query that failed.
 DeviceProps query_device(const DriverApi& cu, CUdevice device);
 

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <utility>
 
+#include "driver/device_query.hpp"
 #include "problem/problem.hpp"
 #include "util/error.hpp"
 
@@ -411,7 +412,7 @@ bool validate_gemm_k_grouped(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp
 }
 
 void validate_device(int cc_major, int cc_minor, const std::string& name, int ordinal) {
-  if (cc_major != 9 || cc_minor != 0)
+  if (!supported_compute_capability(cc_major, cc_minor))
     fail(ErrorCode::UnsupportedDevice,
          "device {} ({}) has compute capability {}.{}; fp8gemm kernels need sm_90 (H100, H800, "
          "H200). Select a Hopper device with cudaSetDevice or pass a stream created on one",
