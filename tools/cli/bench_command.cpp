@@ -317,6 +317,21 @@ void time_cublas(Row* row, double flops, int algorithms, const Call& ours,
   row->cublas_tflops = flops / cublas_us * 1e-6;
 }
 
+// time_cublas for one cuBLASLt GEMM of `form` on the row's N and K with m_pad rows, prepared
+// with set 0's scales; where cuBLASLt declines the problem, the row keeps its reason instead.
+void time_cublas_gemm(Row* row, CublasLtGemm* cublas, CublasLtGemm::Form form, int64_t m_pad, const float* sfa0,
+                      const float* sfb0, double flops, const Call& ours,
+                      const std::function<void(int, int, cudaStream_t)>& theirs,
+                      const std::function<void(const Call&)>& check, int sets, const Timing& timing,
+                      cudaStream_t stream) {
+  std::string why;
+  if (!cublas->prepare(form, m_pad, row->n, row->k, sfa0, sfb0, &why)) {
+    row->cublas_note = why;
+    return;
+  }
+  time_cublas(row, flops, cublas->algorithms(), ours, theirs, check, sets, timing, stream);
+}
+
 double to_double(uint16_t bf16) { return host::bf16_to_float(bf16); }
 double to_double(float v) { return v; }
 
@@ -377,27 +392,20 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
   time_ours(&row, ours, flops, bytes, sets, timing_of(o), stream);
 
   if (cublas != nullptr) {
-    std::string why;
-    if (!cublas->prepare(CublasLtGemm::Form::Forward, m_pad, n, k, s[0].sfa.get<float>(), s[0].sfb_cublas.get<float>(),
-                         &why)) {
-      row.cublas_note = why;
-    } else {
-      time_cublas(
-          &row, flops, cublas->algorithms(), ours,
-          [&](int algo, int i, cudaStream_t st) {
-            const Set& x = s[size_t(i)];
-            cublas->run(x.a.get(), x.sfa.get<float>(), x.b.get(), x.sfb_cublas.get<float>(), x.d_cublas.get(), algo, st);
-          },
-          [&](const std::function<void(int, cudaStream_t)>& call) {
-            call(0, stream);
-            cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
-            std::vector<uint16_t> d1(size_t(m * n)), d2(size_t(m * n));
-            cuda_check(cudaMemcpy(d1.data(), s[0].d.get(), d1.size() * 2, cudaMemcpyDeviceToHost), "copy");
-            cuda_check(cudaMemcpy(d2.data(), s[0].d_cublas.get(), d2.size() * 2, cudaMemcpyDeviceToHost), "copy");
-            row.rel_diff = relative_difference(d1, d2);
-          },
-          sets, timing_of(o), stream);
-    }
+    auto theirs = [&](int algo, int i, cudaStream_t st) {
+      const Set& x = s[size_t(i)];
+      cublas->run(x.a.get(), x.sfa.get<float>(), x.b.get(), x.sfb_cublas.get<float>(), x.d_cublas.get(), algo, st);
+    };
+    auto check = [&](const std::function<void(int, cudaStream_t)>& call) {
+      call(0, stream);
+      cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
+      std::vector<uint16_t> d1(size_t(m * n)), d2(size_t(m * n));
+      cuda_check(cudaMemcpy(d1.data(), s[0].d.get(), d1.size() * 2, cudaMemcpyDeviceToHost), "copy");
+      cuda_check(cudaMemcpy(d2.data(), s[0].d_cublas.get(), d2.size() * 2, cudaMemcpyDeviceToHost), "copy");
+      row.rel_diff = relative_difference(d1, d2);
+    };
+    time_cublas_gemm(&row, cublas, CublasLtGemm::Form::Forward, m_pad, s[0].sfa.get<float>(),
+                     s[0].sfb_cublas.get<float>(), flops, ours, theirs, check, sets, timing_of(o), stream);
   }
   return row;
 }
@@ -463,30 +471,22 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
     auto scales = [](const DeviceBuffer& compacted, const DeviceBuffer& own) {
       return compacted.get<float>() != nullptr ? compacted.get<float>() : own.get<float>();
     };
-    std::string why;
-    if (!cublas->prepare(CublasLtGemm::Form::WeightGradient, m_pad, n, k, scales(s[0].sfa_cublas, s[0].sfa),
-                         scales(s[0].sfb_cublas, s[0].sfb), &why)) {
-      row.cublas_note = why;
-    } else {
-      time_cublas(
-          &row, flops, cublas->algorithms(), ours,
-          [&](int algo, int i, cudaStream_t st) {
-            const Set& x = s[size_t(i)];
-            cublas->run(x.a.get(), scales(x.sfa_cublas, x.sfa), x.b.get(), scales(x.sfb_cublas, x.sfb), x.d.get(), algo,
-                        st);
-          },
-          [&](const std::function<void(int, cudaStream_t)>& call) {
-            // One call from the same initial D as ours.
-            upload(s[0].d.get(), d0.data(), d0.size() * 4);
-            cuda_check(cudaDeviceSynchronize(), "upload");
-            call(0, stream);
-            cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
-            std::vector<float> d_theirs(size_t(m * n));
-            cuda_check(cudaMemcpy(d_theirs.data(), s[0].d.get(), d_theirs.size() * 4, cudaMemcpyDeviceToHost), "copy");
-            row.rel_diff = relative_difference(d_ours, d_theirs);
-          },
-          sets, timing_of(o), stream);
-    }
+    auto theirs = [&](int algo, int i, cudaStream_t st) {
+      const Set& x = s[size_t(i)];
+      cublas->run(x.a.get(), scales(x.sfa_cublas, x.sfa), x.b.get(), scales(x.sfb_cublas, x.sfb), x.d.get(), algo, st);
+    };
+    // One call from the same initial D as ours.
+    auto check = [&](const std::function<void(int, cudaStream_t)>& call) {
+      upload(s[0].d.get(), d0.data(), d0.size() * 4);
+      cuda_check(cudaDeviceSynchronize(), "upload");
+      call(0, stream);
+      cuda_check(cudaStreamSynchronize(stream), "cuBLASLt");
+      std::vector<float> d_theirs(size_t(m * n));
+      cuda_check(cudaMemcpy(d_theirs.data(), s[0].d.get(), d_theirs.size() * 4, cudaMemcpyDeviceToHost), "copy");
+      row.rel_diff = relative_difference(d_ours, d_theirs);
+    };
+    time_cublas_gemm(&row, cublas, CublasLtGemm::Form::WeightGradient, m_pad, scales(s[0].sfa_cublas, s[0].sfa),
+                     scales(s[0].sfb_cublas, s[0].sfb), flops, ours, theirs, check, sets, timing_of(o), stream);
   }
   return row;
 }
