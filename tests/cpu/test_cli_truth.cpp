@@ -28,6 +28,13 @@ const char* kTwoKernels = R"({"dense": {"m": [1, 200], "nk": [[256, 512], [264, 
 
 bool contains(const CliResult& r, const std::string& text) { return r.output.find(text) != std::string::npos; }
 
+// The CLI run with `args` exits with a usage error (2) and says `text`.
+void expect_usage_error(const std::string& args, const std::string& text) {
+  const CliResult r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+  EXPECT_TRUE(contains(r, text)) << args << "\n" << r.output;
+}
+
 size_t count(const std::string& haystack, const std::string& needle) {
   size_t n = 0;
   for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
@@ -283,15 +290,9 @@ TEST(CliTruth, UnknownCommandsAndVersion) {
   CliResult r = run_cli("--version");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r, "fp8gemm 0.1.0")) << r.output;
-  r = run_cli("prewarn --shapes x.json");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(contains(r, "unknown command 'prewarn'")) << r.output;
-  r = run_cli("cache purge");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(contains(r, "cache: unknown command 'purge' (commands: list, verify, stats, clear")) << r.output;
-  r = run_cli("");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(contains(r, "a command is required: info, prewarm")) << r.output;
+  expect_usage_error("prewarn --shapes x.json", "unknown command 'prewarn'");
+  expect_usage_error("cache purge", "cache: unknown command 'purge' (commands: list, verify, stats, clear");
+  expect_usage_error("", "a command is required: info, prewarm");
 }
 
 // Options that were accepted and ignored are errors now, and check validates before it
@@ -299,15 +300,10 @@ TEST(CliTruth, UnknownCommandsAndVersion) {
 TEST(CliTruth, OptionsThatDoNothingAreRejected) {
   TempDir dir;
   const std::string shapes = write_shapes(dir.path(), kTwoKernels);
-  CliResult r = run_cli("--cache-dir " + dir.path() + "/c prewarm --candidates 4 --shapes " + shapes);
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(contains(r, "--candidates applies with --tune only")) << r.output;
-  r = run_cli("--cache-dir \"\" info");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(contains(r, "--cache-dir needs a directory")) << r.output;
-  r = run_cli("check -n 7 -k 17 --skip-without-gpu");
-  EXPECT_EQ(r.exit_code, 2) << r.output;  // once "skipped" with exit 0
-  EXPECT_TRUE(contains(r, "N = 7 must be a multiple of 8")) << r.output;
+  expect_usage_error("--cache-dir " + dir.path() + "/c prewarm --candidates 4 --shapes " + shapes,
+                     "--candidates applies with --tune only");
+  expect_usage_error("--cache-dir \"\" info", "--cache-dir needs a directory");
+  expect_usage_error("check -n 7 -k 17 --skip-without-gpu", "N = 7 must be a multiple of 8");  // once "skipped", exit 0
 }
 
 // Help texts show the defaults (and no "{false}" after a flag).
