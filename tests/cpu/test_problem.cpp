@@ -9,6 +9,20 @@ namespace {
 KernelSpec spec(int n, int k, int bm, int bn, int stages, int group = 8) {
   return KernelSpec{KernelKind::Gemm1D2D, n, k, KernelConfig{bm, bn, stages, group}};
 }
+// The layout of a spec that must be legal, with the slug and cluster size it must have.
+KernelLayout legal_layout(const KernelSpec& s, const std::string& slug, int cluster_size) {
+  EXPECT_EQ(spec_illegal_reason(s), "") << slug;
+  EXPECT_EQ(s.slug(), slug);
+  const KernelLayout l = kernel_layout(s);
+  EXPECT_EQ(l.cluster_size, cluster_size) << slug;
+  return l;
+}
+// Why `s` with `change` applied to its config is illegal ("" where it is legal).
+template <typename Change>
+std::string illegal_with(KernelSpec s, Change&& change) {
+  change(s.config);
+  return spec_illegal_reason(s);
+}
 }  // namespace
 
 TEST(Problem, SlugIsReadableAndComplete) {
@@ -128,17 +142,13 @@ TEST(Problem, LegalityRules) {
   KernelSpec contiguous = masked;
   contiguous.kind = KernelKind::GroupedContiguous;
   EXPECT_NE(spec_illegal_reason(contiguous), "");
-  masked.config.multicast = 1;
-  EXPECT_NE(spec_illegal_reason(masked), "");
+  EXPECT_NE(illegal_with(masked, [](KernelConfig& c) { c.multicast = 1; }), "");
 }
 
 TEST(Problem, MulticastLayoutAndLegality) {
   KernelSpec a = spec(7168, 2048, 256, 128, 3);
   a.config.multicast = 1;
-  EXPECT_EQ(spec_illegal_reason(a), "");
-  EXPECT_EQ(a.slug(), "gemm1d2d_n7168_k2048_bm256_bn128_s3_g8_mcA");
-  const KernelLayout la = kernel_layout(a);
-  EXPECT_EQ(la.cluster_size, 2);
+  const KernelLayout la = legal_layout(a, "gemm1d2d_n7168_k2048_bm256_bn128_s3_g8_mcA", 2);
   EXPECT_EQ(la.a_box_rows, 128);  // each CTA of the pair loads half of the shared A tile
   EXPECT_EQ(la.b_box_rows, 128);
   EXPECT_EQ(la.threads, 384);     // two math warpgroups of two 64-row waves each
@@ -148,31 +158,20 @@ TEST(Problem, MulticastLayoutAndLegality) {
   EXPECT_EQ(kernel_layout(b).a_box_rows, 128);
   EXPECT_EQ(kernel_layout(b).b_box_rows, 48);
   EXPECT_FALSE(KernelSpecHash{}(a) == KernelSpecHash{}(spec(7168, 2048, 256, 128, 3)));
-  b.config.multicast = 3;
-  EXPECT_NE(spec_illegal_reason(b), "");
+  EXPECT_NE(illegal_with(b, [](KernelConfig& c) { c.multicast = 3; }), "");
 }
 
 TEST(Problem, SplitKLayoutAndLegality) {
   KernelSpec s = spec(4096, 7168, 64, 64, 8);
   s.config.split_k = 2;
-  EXPECT_EQ(spec_illegal_reason(s), "");
-  EXPECT_EQ(s.slug(), "gemm1d2d_n4096_k7168_bm64_bn64_s8_g8_sk2");
-  const KernelLayout l = kernel_layout(s);
-  EXPECT_EQ(l.cluster_size, 2);
+  const KernelLayout l = legal_layout(s, "gemm1d2d_n4096_k7168_bm64_bn64_s8_g8_sk2", 2);
   EXPECT_EQ(l.split_exchange_bytes, 64 / 4 * 128 * 4);  // a quarter of the accumulator per thread, 128 threads
   EXPECT_EQ(l.a_box_rows, 64);
-  s.config.multicast = 1;
-  EXPECT_NE(spec_illegal_reason(s), "");  // both need the CTA pair
-  s.config.multicast = 0;
-  s.config.split_k = 3;
-  EXPECT_NE(spec_illegal_reason(s), "");
-  KernelSpec one_block = spec(4096, 128, 64, 64, 8);
-  one_block.config.split_k = 2;
-  EXPECT_NE(spec_illegal_reason(one_block), "");  // nothing to split
-  KernelSpec slabs = spec(4096, 7168, 64, 64, 8);
-  slabs.config.split_k = 2;
-  slabs.config.tma_store = 1;
-  EXPECT_NE(spec_illegal_reason(slabs), "");  // each CTA would store half a 64-column slab
+  EXPECT_NE(illegal_with(s, [](KernelConfig& c) { c.multicast = 1; }), "");  // both need the CTA pair
+  EXPECT_NE(illegal_with(s, [](KernelConfig& c) { c.split_k = 3; }), "");
+  EXPECT_NE(illegal_with(spec(4096, 128, 64, 64, 8), [](KernelConfig& c) { c.split_k = 2; }), "");  // nothing to split
+  // Each CTA would store half a 64-column slab.
+  EXPECT_NE(illegal_with(s, [](KernelConfig& c) { c.tma_store = 1; }), "");
 }
 
 TEST(Problem, JsonRoundTrip) {
