@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
@@ -25,6 +26,27 @@ namespace {
 std::string message() { return fp8gemm_last_error_message(); }
 
 // `status` is InvalidArgument and this thread's message contains `needle`.
+// `value` as a caller built against a later header passes it: followed by a field this version
+// does not know (`later_field`), its struct_size that of the whole.
+template <typename T, typename Field>
+struct LaterStruct {
+  T value;
+  Field later_field;
+};
+template <typename T, typename Field>
+LaterStruct<T, Field> later(T value, Field later_field) {
+  LaterStruct<T, Field> s{value, later_field};
+  s.value.struct_size = sizeof s;
+  return s;
+}
+
+// A copy of `v` with `change` applied: one rule broken, everything else left valid.
+template <typename T, typename Change>
+T changed(T v, Change&& change) {
+  change(v);
+  return v;
+}
+
 void expect_invalid(fp8gemm_status_t status, const std::string& needle) {
   EXPECT_EQ(status, FP8GEMM_ERROR_INVALID_ARGUMENT) << message();
   EXPECT_NE(message().find(needle), std::string::npos) << "message: " << message() << "\nwanted: " << needle;
@@ -229,14 +251,11 @@ TEST(CApi, DenseGemmWithConfig) {
   };
   expect_invalid(run(nullptr), "config is NULL");
   fp8gemm_kernel_config_t config = fp8gemm_default_kernel_config();
-  const fp8gemm::KernelConfig cpp;  // the same defaults
-  EXPECT_EQ(config.block_m, cpp.block_m);
-  EXPECT_EQ(config.block_n, cpp.block_n);
-  EXPECT_EQ(config.stages, cpp.stages);
-  EXPECT_EQ(config.group_n, cpp.group_n);
-  EXPECT_EQ(config.multicast, cpp.multicast);
-  EXPECT_EQ(config.tma_store, cpp.tma_store);
-  EXPECT_EQ(config.split_k, cpp.split_k);
+  // The same defaults (the C and C++ structs name their fields alike).
+  auto fields = [](const auto& c) {
+    return std::tuple{c.block_m, c.block_n, c.stages, c.group_n, c.multicast, c.tma_store, c.split_k};
+  };
+  EXPECT_EQ(fields(config), fields(fp8gemm::KernelConfig{}));
   fp8gemm_kernel_config_t illegal = config;
   illegal.block_m = 96;
   expect_invalid(run(&illegal), "gemm_fp8_nt: config");
@@ -287,16 +306,14 @@ TEST(CApi, GroupedContiguous) {
   expect_invalid(fp8gemm_gemm_fp8_nt_grouped_contiguous(&v.a, &v.sa, &v.b, &v.sb, nullptr, v.index, v.groups,
                                                        nullptr),
                  "fp8gemm_gemm_fp8_nt_grouped_contiguous: d is NULL");
-  Grouped t = v;
-  t.a.rows = t.d.rows = t.sa.rows = 500;
-  t.sa.col_stride = fp8gemm_per_token_scale_stride(500);
-  expect_invalid(t.contiguous(), "A has 500 rows, not a multiple of 128");
-  t = v;
-  t.groups = 0;
-  expect_invalid(t.contiguous(), "groups = 0: there must be at least one expert");
-  t = v;
-  t.index = nullptr;
-  expect_invalid(t.contiguous(), "group_of_row is null");
+  const Grouped rows_500 = changed(v, [](Grouped& t) {
+    t.a.rows = t.d.rows = t.sa.rows = 500;
+    t.sa.col_stride = fp8gemm_per_token_scale_stride(500);
+  });
+  expect_invalid(rows_500.contiguous(), "A has 500 rows, not a multiple of 128");
+  expect_invalid(changed(v, [](Grouped& t) { t.groups = 0; }).contiguous(),
+                 "groups = 0: there must be at least one expert");
+  expect_invalid(changed(v, [](Grouped& t) { t.index = nullptr; }).contiguous(), "group_of_row is null");
   SKIP_WITH_A_DRIVER();
   expect_no_driver(v.contiguous());
 }
@@ -304,12 +321,8 @@ TEST(CApi, GroupedContiguous) {
 TEST(CApi, GroupedMasked) {
   Grouped v;
   expect_invalid(v.masked(0), "expected_m = 0 must be in [1, max_m = 128]");
-  Grouped t = v;
-  t.b.rows = 3 * v.n;
-  expect_invalid(t.masked(64), "the 4 experts' [N, K] matrices stacked");
-  t = v;
-  t.index = nullptr;
-  expect_invalid(t.masked(64), "masked_m is null");
+  expect_invalid(changed(v, [](Grouped& t) { t.b.rows = 3 * t.n; }).masked(64), "the 4 experts' [N, K] matrices stacked");
+  expect_invalid(changed(v, [](Grouped& t) { t.index = nullptr; }).masked(64), "masked_m is null");
   SKIP_WITH_A_DRIVER();
   expect_no_driver(v.masked(64));
   expect_no_driver(v.masked(128));
@@ -320,15 +333,9 @@ TEST(CApi, KGroupedWeightGradient) {
   expect_invalid(fp8gemm_gemm_fp8_nt_wgrad_k_grouped(&v.a, nullptr, &v.b, &v.sb, &v.d, nullptr, v.group_k, v.groups,
                                                     nullptr),
                  "a_scales is NULL");
-  KGrouped t = v;
-  t.groups = 0;
-  expect_invalid(t.run(), "groups = 0: there must be at least one group");
-  t = v;
-  t.d.rows = v.m;
-  expect_invalid(t.run(), "must be [groups * M, N] = [384, 256]");
-  t = v;
-  t.group_k = nullptr;
-  expect_invalid(t.run(), "group_k is null");
+  expect_invalid(changed(v, [](KGrouped& t) { t.groups = 0; }).run(), "groups = 0: there must be at least one group");
+  expect_invalid(changed(v, [](KGrouped& t) { t.d.rows = t.m; }).run(), "must be [groups * M, N] = [384, 256]");
+  expect_invalid(changed(v, [](KGrouped& t) { t.group_k = nullptr; }).run(), "group_k is null");
   SKIP_WITH_A_DRIVER();
   expect_no_driver(v.run());
   expect_no_driver(v.run(&v.d));
@@ -503,37 +510,17 @@ TEST(CApi, PrewarmReportsIntoThreadLocalStrings) {
 // A caller built against a later header passes larger structs: the library reads its own
 // fields (array elements at the caller's stride) and writes nothing past its own size.
 TEST(CApi, LargerStructsOfALaterHeader) {
-  struct LaterShape {
-    fp8gemm_gemm_shape_t shape;
-    int64_t later_field;
-  };
-  LaterShape shapes[2];
-  for (LaterShape& s : shapes) {
-    s.shape = fp8gemm_make_gemm_shape(1, 256, 512, FP8GEMM_GEMM_FORWARD, 1);
-    s.shape.struct_size = sizeof(LaterShape);
-    s.later_field = -1;
-  }
-  shapes[1].shape.m = 200;
-  shapes[1].shape.n = 512;
-  struct LaterReport {
-    fp8gemm_prewarm_report_t report;
-    uint64_t later_field;
-  } report;
-  report.report = fp8gemm_default_prewarm_report();
-  report.report.struct_size = sizeof report;
-  report.later_field = 0x5a5a5a5a5a5a5a5aull;
-  ASSERT_EQ(fp8gemm_prewarm(&shapes[0].shape, 2, nullptr, &report.report), FP8GEMM_SUCCESS) << message();
-  EXPECT_EQ(report.report.kernels, 2u);  // both elements read at the caller's stride
-  EXPECT_EQ(report.report.struct_size, sizeof report);
+  auto shape = later(fp8gemm_make_gemm_shape(1, 256, 512, FP8GEMM_GEMM_FORWARD, 1), int64_t{-1});
+  decltype(shape) shapes[2] = {shape, shape};
+  shapes[1].value.m = 200;
+  shapes[1].value.n = 512;
+  auto report = later(fp8gemm_default_prewarm_report(), uint64_t{0x5a5a5a5a5a5a5a5aull});
+  ASSERT_EQ(fp8gemm_prewarm(&shapes[0].value, 2, nullptr, &report.value), FP8GEMM_SUCCESS) << message();
+  EXPECT_EQ(report.value.kernels, 2u);  // both elements read at the caller's stride
+  EXPECT_EQ(report.value.struct_size, sizeof report);
   EXPECT_EQ(report.later_field, 0x5a5a5a5a5a5a5a5aull);
-  struct LaterStats {
-    fp8gemm_stats_t stats;
-    uint64_t later_field;
-  } stats;
-  stats.stats = fp8gemm_default_stats();
-  stats.stats.struct_size = sizeof stats;
-  stats.later_field = 7;
-  ASSERT_EQ(fp8gemm_stats(&stats.stats), FP8GEMM_SUCCESS);
+  auto stats = later(fp8gemm_default_stats(), uint64_t{7});
+  ASSERT_EQ(fp8gemm_stats(&stats.value), FP8GEMM_SUCCESS);
   EXPECT_EQ(stats.later_field, 7u);
 }
 
@@ -583,14 +570,13 @@ TEST(CApi, RuntimeInfoAndStats) {
   expect_invalid(fp8gemm_stats(nullptr), "stats is NULL");
   fp8gemm_stats_t stats = fp8gemm_default_stats();
   ASSERT_EQ(fp8gemm_stats(&stats), FP8GEMM_SUCCESS);
-  const fp8gemm::Stats s = fp8gemm::stats();
-  EXPECT_EQ(stats.gemm_calls, s.gemm_calls);
-  EXPECT_EQ(stats.kernels_compiled, s.kernels_compiled);
-  EXPECT_EQ(stats.problems_tuned, s.problems_tuned);
-  EXPECT_EQ(stats.tuned_plans, s.tuned_plans);
-  EXPECT_EQ(stats.disk_hits, s.disk_hits);
-  EXPECT_EQ(stats.disk_rejected, s.disk_rejected);
-  EXPECT_EQ(stats.modules_loaded, s.modules_loaded);
+  // The C++ counters, field by field (named alike in both structs).
+  auto fields = [](const auto& x) {
+    return std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>{
+        x.gemm_calls, x.kernels_compiled, x.problems_tuned, x.tuned_plans, x.disk_hits, x.disk_rejected,
+        x.modules_loaded};
+  };
+  EXPECT_EQ(fields(stats), fields(fp8gemm::stats()));
 }
 
 TEST(CApi, TuningModeAndCacheOnly) {
