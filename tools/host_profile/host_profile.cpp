@@ -17,6 +17,12 @@
 //   no attrs      no attribute at all (kernels without a cluster only)
 //   legacy        cuLaunchKernel (kernels without a cluster only)
 //
+// Then, once, the driver's own floor: cuLaunchKernelEx of kernels that do nothing, compiled
+// with NVRTC like the library's (same stream, same timing):
+//   empty, 1 CTA        no arguments, one warp, no attribute
+//   empty, plan's grid  no arguments, the first shape's grid, threads, shared memory and attributes
+//   same arguments      the GEMM kernel's 14 arguments (four tensor maps), the same configuration
+//
 // It links the library's internals (fp8gemm_core) and calls them as gemm_api.cpp does; the
 // stream is a non-blocking stream of the primary context, as a framework's would be. The
 // GPU runs what is launched (each step's loop is followed by a synchronization).
@@ -38,6 +44,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/library.hpp"
+#include "compiler/nvrtc_compiler.hpp"
 #include "driver/driver_api.hpp"
 #include "common/shape_file.hpp"
 #include "driver/tma_cache.hpp"
@@ -104,6 +111,30 @@ double time_step(const std::function<void()>& step, int calls, int repeats, cuda
   return per_call[per_call.size() / 2];
 }
 
+// Kernels that do nothing: one without arguments, one with the 1D2D GEMM kernel's.
+constexpr const char* kFloorSource = R"(#include "fp8gemm/ptx.cuh"
+namespace fp8gemm_floor {
+__global__ void no_arguments() {}
+__global__ void gemm_arguments(const __grid_constant__ fp8gemm_dev::TensorMap, const __grid_constant__ fp8gemm_dev::TensorMap,
+                               const __grid_constant__ fp8gemm_dev::TensorMap, const __grid_constant__ fp8gemm_dev::TensorMap,
+                               const float*, long long, long long, unsigned short*, long long, int, unsigned,
+                               const int*, int, int) {}
+}
+)";
+
+CUfunction floor_kernel(const char* name) {
+  const CompiledKernel k = compile_kernel(GeneratedKernel{kFloorSource, name, "launch_floor"});
+  const DriverApi& cu = driver();
+  CUmodule module = nullptr;
+  CUfunction f = nullptr;
+  if (cu.cuModuleLoadData(&module, k.cubin.data()) != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f, module, k.lowered_name.c_str()) != CUDA_SUCCESS) {
+    std::fprintf(stderr, "host_profile: the launch-floor kernel %s did not load\n", name);
+    std::exit(1);
+  }
+  return f;  // (the module stays loaded until the process ends)
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,7 +179,7 @@ int main(int argc, char** argv) {
   const Stream s = stream;
   const CUstream cs = reinterpret_cast<CUstream>(stream);
 
-  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json rows = nlohmann::json::array(), floor = nlohmann::json::object();
   std::printf("%6s %6s %6s | %8s %8s %8s %8s %8s %8s | %8s %8s | %8s %8s %8s %8s | kernel  (us per call; -1: n/a)\n",
               "M", "N", "K", "validate", "context", "runtime", "plan", "maps", "launch", "sum", "call", "no pdl",
               "packed", "no attrs", "legacy");
@@ -263,6 +294,31 @@ int main(int argc, char** argv) {
               },
               calls, repeats, stream);
       }
+      if (rows.empty()) {
+        // The driver's floor, once, with the first shape's configuration and arguments.
+        const CUfunction none = floor_kernel("fp8gemm_floor::no_arguments");
+        const CUfunction same = floor_kernel("fp8gemm_floor::gemm_arguments");
+        if (plan.layout.smem_bytes > 48 * 1024)
+          cu.cuFuncSetAttribute(same, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, plan.layout.smem_bytes);
+        if (plan.layout.smem_bytes > 48 * 1024)
+          cu.cuFuncSetAttribute(none, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, plan.layout.smem_bytes);
+        CUlaunchConfig one{};
+        one.gridDimX = one.gridDimY = one.gridDimZ = 1;
+        one.blockDimX = 32;
+        one.blockDimY = one.blockDimZ = 1;
+        one.hStream = cs;
+        const double t_one = time_step([&] { cu.cuLaunchKernelEx(&one, none, nullptr, nullptr); }, calls, repeats,
+                                       stream);
+        const double t_grid = time_step([&] { cu.cuLaunchKernelEx(&with_pdl, none, nullptr, nullptr); }, calls,
+                                        repeats, stream);
+        const double t_same = time_step([&] { cu.cuLaunchKernelEx(&with_pdl, same, args, nullptr); }, calls, repeats,
+                                        stream);
+        std::printf("launch floor (us per cuLaunchKernelEx): empty, 1 CTA %.3f | empty, plan's grid %.3f | "
+                    "same arguments %.3f (configuration of %s)\n",
+                    t_one, t_grid, t_same, plan.spec.slug().c_str());
+        floor = {{"empty_one_cta_us", t_one}, {"empty_plan_grid_us", t_grid}, {"same_arguments_us", t_same},
+                 {"configuration", plan.spec.slug()}};
+      }
       const double sum = t_validate + t_context + t_runtime + t_plan + t_maps + t_launch;
       std::printf("%6lld %6lld %6lld | %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f | %8.3f %8.3f | %8.3f %8.3f %8.3f %8.3f | %s\n",
                   (long long)m, (long long)n, (long long)k, t_validate, t_context, t_runtime, t_plan, t_maps, t_launch,
@@ -279,7 +335,8 @@ int main(int argc, char** argv) {
   }
   if (!json_path.empty()) {
     std::ofstream out(json_path);
-    out << nlohmann::json{{"shapes_file", shapes_path}, {"calls", calls}, {"repeats", repeats}, {"rows", rows}}.dump(1)
+    out << nlohmann::json{{"shapes_file", shapes_path}, {"calls", calls}, {"repeats", repeats}, {"rows", rows},
+                         {"launch_floor", floor}}.dump(1)
         << "\n";
   }
   cudaStreamDestroy(stream);
