@@ -165,13 +165,7 @@ std::optional<TuningMetadata> device0_metadata() {
 }
 
 KernelKind kernel_kind_of(GemmKind kind, const char* fn) {
-  switch (kind) {
-    case GemmKind::Forward: return KernelKind::Gemm1D2D;
-    case GemmKind::WeightGradient: return KernelKind::Gemm1D1D;
-    case GemmKind::GroupedContiguous: return KernelKind::GroupedContiguous;
-    case GemmKind::GroupedMasked: return KernelKind::GroupedMasked;
-    case GemmKind::KGroupedWeightGradient: return KernelKind::KGrouped;
-  }
+  if (const Family* f = family_of_gemm_kind(static_cast<int>(kind))) return f->kind;
   fail(ErrorCode::InvalidArgument, "{}: unknown GemmShape kind {}", fn, static_cast<int>(kind));
 }
 

@@ -27,6 +27,12 @@ const Family* const* all_families(size_t* count) {
   return kFamilies;
 }
 
+const Family* family_of_gemm_kind(int gemm_kind) {
+  for (const Family* f : kFamilies)
+    if (f->gemm_kind >= 0 && f->gemm_kind == gemm_kind) return f;
+  return nullptr;
+}
+
 const Family* family_named(const std::string& name) {
   for (const Family* f : kFamilies)
     if (name == f->name) return f;

@@ -57,6 +57,10 @@ struct Family {
   std::string (*spec_rules)(const KernelSpec& spec);
   // The kernel instance for a legal spec.
   GeneratedKernel (*generate)(const KernelSpec& spec);
+
+  // The public GemmKind (fp8gemm.hpp) that names the family in a GemmShape (prewarm, tune,
+  // kernel_name); -1: none (the quantizers).
+  int gemm_kind = -1;
 };
 
 const Family& family(KernelKind kind);
@@ -66,6 +70,9 @@ const Family* const* all_families(size_t* count);
 
 // The family named `name` (a kernel's JSON "kind" or slug prefix), or nullptr.
 const Family* family_named(const std::string& name);
+
+// The family a GemmShape's kind (a GemmKind value) names, or nullptr.
+const Family* family_of_gemm_kind(int gemm_kind);
 
 // The wgmma.m64nNk32 e4m3 wrapper for one N (part of every GEMM kernel's source).
 std::string generate_wgmma_e4m3(int n);

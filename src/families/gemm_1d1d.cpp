@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "families/family.hpp"
+#include "fp8gemm/fp8gemm.hpp"
 
 namespace fp8gemm::detail {
 
@@ -56,13 +57,15 @@ const Family kGemm1D1DFamily{
     /*gemm=*/true, /*fp32_output=*/true, /*m_grouping=*/0, /*k_at_run_time=*/false, /*n_multiple=*/4, kMaxDimension,
     /*constant_b_option=*/false, /*pow2_option=*/false,
     /*groups_in_plan=*/false, /*groups_in_cost_model=*/false, /*rows_on_device=*/false,
-    KernelKind::Gemm1D1D, /*wide_stripes_when_memory_bound=*/true, dense_ranks, dense_rules, generate};
+    KernelKind::Gemm1D1D, /*wide_stripes_when_memory_bound=*/true, dense_ranks, dense_rules, generate,
+    static_cast<int>(GemmKind::WeightGradient)};
 
 const Family kKGroupedFamily{
     KernelKind::KGrouped, "gemm1d1d_kg",
     /*gemm=*/true, /*fp32_output=*/true, /*m_grouping=*/0, /*k_at_run_time=*/true, /*n_multiple=*/4, kMaxDimension,
     /*constant_b_option=*/false, /*pow2_option=*/false,
     /*groups_in_plan=*/true, /*groups_in_cost_model=*/false, /*rows_on_device=*/true,
-    KernelKind::Gemm1D1D, /*wide_stripes_when_memory_bound=*/false, k_grouped_ranks, k_grouped_rules, generate};
+    KernelKind::Gemm1D1D, /*wide_stripes_when_memory_bound=*/false, k_grouped_ranks, k_grouped_rules, generate,
+    static_cast<int>(GemmKind::KGroupedWeightGradient)};
 
 }  // namespace fp8gemm::detail

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "families/family.hpp"
+#include "fp8gemm/fp8gemm.hpp"
 
 namespace fp8gemm::detail {
 
@@ -59,20 +60,23 @@ const Family kGemm1D2DFamily{
     /*gemm=*/true, /*fp32_output=*/false, /*m_grouping=*/0, /*k_at_run_time=*/false, /*n_multiple=*/8, kMaxK1D2D,
     /*constant_b_option=*/true, /*pow2_option=*/false,
     /*groups_in_plan=*/false, /*groups_in_cost_model=*/false, /*rows_on_device=*/false,
-    KernelKind::Gemm1D2D, /*wide_stripes_when_memory_bound=*/false, dense_ranks, dense_rules, generate};
+    KernelKind::Gemm1D2D, /*wide_stripes_when_memory_bound=*/false, dense_ranks, dense_rules, generate,
+    static_cast<int>(GemmKind::Forward)};
 
 const Family kGroupedContiguousFamily{
     KernelKind::GroupedContiguous, "gemm1d2d_gc",
     /*gemm=*/true, /*fp32_output=*/false, /*m_grouping=*/1, /*k_at_run_time=*/false, /*n_multiple=*/8, kMaxK1D2D,
     /*constant_b_option=*/false, /*pow2_option=*/false,
     /*groups_in_plan=*/false, /*groups_in_cost_model=*/false, /*rows_on_device=*/true,
-    KernelKind::GroupedContiguous, /*wide_stripes_when_memory_bound=*/false, dense_ranks, contiguous_rules, generate};
+    KernelKind::GroupedContiguous, /*wide_stripes_when_memory_bound=*/false, dense_ranks, contiguous_rules, generate,
+    static_cast<int>(GemmKind::GroupedContiguous)};
 
 const Family kGroupedMaskedFamily{
     KernelKind::GroupedMasked, "gemm1d2d_gm",
     /*gemm=*/true, /*fp32_output=*/false, /*m_grouping=*/2, /*k_at_run_time=*/false, /*n_multiple=*/8, kMaxK1D2D,
     /*constant_b_option=*/false, /*pow2_option=*/false,
     /*groups_in_plan=*/true, /*groups_in_cost_model=*/true, /*rows_on_device=*/true,
-    KernelKind::GroupedMasked, /*wide_stripes_when_memory_bound=*/false, masked_ranks, masked_rules, generate};
+    KernelKind::GroupedMasked, /*wide_stripes_when_memory_bound=*/false, masked_ranks, masked_rules, generate,
+    static_cast<int>(GemmKind::GroupedMasked)};
 
 }  // namespace fp8gemm::detail

@@ -39,7 +39,7 @@ constexpr Family quantizer(KernelKind kind, const char* name, bool pow2, Generat
                 /*gemm=*/false, /*fp32_output=*/false, /*m_grouping=*/0, /*k_at_run_time=*/false, /*n_multiple=*/0,
                 /*max_k=*/0, /*constant_b_option=*/false, pow2,
                 /*groups_in_plan=*/false, /*groups_in_cost_model=*/false, /*rows_on_device=*/false,
-                kind, /*wide_stripes_when_memory_bound=*/false, no_tiles, no_rules, generate};
+                kind, /*wide_stripes_when_memory_bound=*/false, no_tiles, no_rules, generate, /*gemm_kind=*/-1};
 }
 
 }  // namespace

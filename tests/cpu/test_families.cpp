@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <utility>
 #include <string>
 
 #include "codegen/gemm_codegen.hpp"
 #include "families/family.hpp"
+#include "fp8gemm/fp8gemm.hpp"
 
 using namespace fp8gemm::detail;
 
@@ -58,6 +60,27 @@ TEST(Families, CapabilitiesMatchTheKinds) {
   EXPECT_TRUE(family(KernelKind::GroupedMasked).ranks_block_m(256, 256));
   EXPECT_FALSE(family(KernelKind::GroupedMasked).ranks_block_m(256, 257));
   EXPECT_TRUE(family(KernelKind::Gemm1D2D).ranks_block_m(256, 4096));
+}
+
+// Each public GemmKind names exactly one GEMM family (what prewarm, tune and kernel_name plan
+// for a GemmShape); the quantizers are named by none.
+TEST(Families, EachGemmKindNamesOneGemmFamily) {
+  const std::pair<fp8gemm::GemmKind, KernelKind> kinds[] = {
+      {fp8gemm::GemmKind::Forward, KernelKind::Gemm1D2D},
+      {fp8gemm::GemmKind::WeightGradient, KernelKind::Gemm1D1D},
+      {fp8gemm::GemmKind::GroupedContiguous, KernelKind::GroupedContiguous},
+      {fp8gemm::GemmKind::GroupedMasked, KernelKind::GroupedMasked},
+      {fp8gemm::GemmKind::KGroupedWeightGradient, KernelKind::KGrouped}};
+  for (const auto& [gemm_kind, kind] : kinds) {
+    const Family* f = family_of_gemm_kind(static_cast<int>(gemm_kind));
+    ASSERT_NE(f, nullptr) << static_cast<int>(gemm_kind);
+    EXPECT_EQ(f->kind, kind) << f->name;
+  }
+  size_t count = 0;
+  const Family* const* families = all_families(&count);
+  for (size_t i = 0; i < count; ++i) EXPECT_EQ(families[i]->gemm_kind >= 0, families[i]->gemm) << families[i]->name;
+  EXPECT_EQ(family_of_gemm_kind(-1), nullptr);
+  EXPECT_EQ(family_of_gemm_kind(5), nullptr);
 }
 
 TEST(Families, QuantizerInstances) {
