@@ -15,6 +15,7 @@
 // multicast), halving that operand's L2 traffic.
 
 #include "fp8gemm/ptx.cuh"
+#include "fp8gemm/epilogue.cuh"
 #include "fp8gemm/pipeline.cuh"
 #include "fp8gemm/promotion.cuh"
 #include "fp8gemm/schedule.cuh"
@@ -593,81 +594,23 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
       const u32 peer = rank ^ 1u;
       const int own_lo = kSplitK == 2 ? static_cast<int>(rank) * (kChunks / 2) : 0;
       const int own_hi = kSplitK == 2 ? own_lo + kChunks / 2 : kChunks;
-      if constexpr (kSplitK == 2) {
-        const int peer_lo = static_cast<int>(peer) * (kChunks / 2);
-        // This CTA's barrier expects the partner's partials of this tile (its previous phase
-        // completed before this thread read the last tile's; bytes that land before this
-        // arrival are counted all the same).
-        if (threadIdx.x == 0) mbar_arrive_expect_tx(red_full_bar, kRedBytes);
-        // The partner has read the last tile's partials out of its buffer (its release at
-        // cluster scope, acquired here at cluster scope, orders those reads before these
-        // writes).
-        mbar_wait_cluster_acquire(red_free_bar, (local & 1) ^ 1);
-        // Asynchronous remote stores, each counted on the partner's barrier: no fence.
-        const u32 remote = map_shared_to_cta(smem_red, peer) + threadIdx.x * 4;
-        const u32 remote_full = map_shared_to_cta(red_full_bar, peer);
-#pragma unroll
-        for (int w = 0; w < kWaves; ++w)
-#pragma unroll
-          for (int e = 0; e < kHalfAccum; ++e)
-            st_async_f32(remote + (w * kHalfAccum + e) * kMathThreads * 4,
-                         peer_lo == 0 ? acc[w][e] : acc[w][kHalfAccum + e], remote_full);
-        mbar_wait_cluster_acquire(red_full_bar, local & 1);
-        const u32 mine = smem_red + threadIdx.x * 4;
-#pragma unroll
-        for (int w = 0; w < kWaves; ++w)
-#pragma unroll
-          for (int e = 0; e < kHalfAccum; ++e) {
-            const float v = ld_shared_f32(mine + (w * kHalfAccum + e) * kMathThreads * 4);
-            if (own_lo == 0)
-              acc[w][e] += v;
-            else
-              acc[w][kHalfAccum + e] += v;
-          }
-      }
+      if constexpr (kSplitK == 2)
+        split_k_exchange<kWaves, kHalfAccum, kMathThreads>(acc, rank, local, smem_red, red_full_bar, red_free_bar,
+                                                           kRedBytes);
 
       // Epilogue. The tile's coordinates are recomputed rather than kept alive across
       // the K loop. A partner tile past M or N stores nothing.
       TileRows tr;
       next_tile(walk, st, m_block, n_block, tr);
       const int n0 = n_block * kBlockN;
-      if constexpr (kGrouping == 1) {
-        // Padding rows (group index outside [0, groups)) are stored as zeros.
-#pragma unroll
-        for (int w = 0; w < kWaves; ++w) {
-          const int g0 = row_group[w][0], g1 = row_group[w][1];
-          const bool keep0 = g0 >= 0 && g0 < groups, keep1 = g1 >= 0 && g1 < groups;
-#pragma unroll
-          for (int i = 0; i < kChunks; ++i) {
-            acc[w][4 * i + 0] = keep0 ? acc[w][4 * i + 0] : 0.0f;
-            acc[w][4 * i + 1] = keep0 ? acc[w][4 * i + 1] : 0.0f;
-            acc[w][4 * i + 2] = keep1 ? acc[w][4 * i + 2] : 0.0f;
-            acc[w][4 * i + 3] = keep1 ? acc[w][4 * i + 3] : 0.0f;
-          }
-        }
-      }
+      // Padding rows (group index outside [0, groups)) are stored as zeros.
+      if constexpr (kGrouping == 1) zero_padding_rows<kWaves, kChunks>(acc, row_group, groups);
       // bf16 pairs of wave w straight to global memory, clipped at the tile's row limit and N
       // (the checks are skipped for tiles that lie wholly inside D).
       const bool full_tile = tr.row0 + kBlockM <= tr.limit && n0 + kBlockN <= kN && kSplitK == 1;
-      auto store_wave_direct = [&](int w) {
-        const int row0 = tr.row0 + wg_row0 + w * 64 + wave_row;
-        u16* d_row0 = d + static_cast<long long>(row0) * ldd + n0 + col_in_chunk;
-        u16* d_row1 = d_row0 + 8 * ldd;
-        if (full_tile) {
-#pragma unroll
-          for (int i = 0; i < kChunks; ++i) {
-            st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
-            st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
-          }
-        } else {
-          const bool row0_ok = row0 < tr.limit, row1_ok = row0 + 8 < tr.limit;
-#pragma unroll
-          for (int i = 0; i < kChunks; ++i) {
-            const bool col_ok = n0 + 8 * i + col_in_chunk < kN && i >= own_lo && i < own_hi;
-            if (col_ok && row0_ok) st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]));
-            if (col_ok && row1_ok) st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]));
-          }
-        }
+      auto store_wave = [&](int w) {
+        store_wave_direct<kN, kChunks>(acc[w], d, ldd, tr.row0 + wg_row0 + w * 64 + wave_row, tr.limit, n0,
+                                       col_in_chunk, full_tile, own_lo, own_hi);
       };
       // Masked: a wave whose 64 rows reach past masked_m goes out directly (a 64-row TMA
       // box would write the rows past it, which must stay untouched).
@@ -689,7 +632,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
 #pragma unroll
           for (int w = 0; w < kWaves; ++w) {
             if (!wave_by_tma(w)) {
-              store_wave_direct(w);
+              store_wave(w);
               continue;
             }
 #pragma unroll
@@ -745,7 +688,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
         }
       } else {
 #pragma unroll
-        for (int w = 0; w < kWaves; ++w) store_wave_direct(w);
+        for (int w = 0; w < kWaves; ++w) store_wave(w);
       }
       if constexpr (kSplitK == 2) {
         // This CTA's exchange buffer has been read: the partner may write the next tile's.

@@ -1,0 +1,101 @@
+#pragma once
+
+// Pieces of the forward GEMM kernel's epilogue (gemm_1d2d.cuh): what happens to a math
+// thread's fp32 results of a tile once its K loop is done. Accumulator fragments follow the
+// wgmma m64 layout: element 4 i + {0, 1} is row r, columns 8 i + 2 (lane % 4) + {0, 1}, and
+// element 4 i + {2, 3} row r + 8 of the same columns.
+
+#include "fp8gemm/ptx.cuh"
+
+namespace fp8gemm_dev {
+
+// Split-K over a CTA pair: this CTA sends its partial sums of the partner's half of the
+// columns (chunks from peer * kHalfAccum / 4 on) to the partner's exchange buffer and adds the
+// partner's of its own half. Thread t exchanges with thread t (same fragment positions), the
+// buffer laid out [element][thread] so that consecutive threads hit consecutive banks.
+// `local` counts this CTA's tiles (the exchange barriers' phase).
+template <int kWaves, int kHalfAccum, int kMathThreads>
+__device__ __forceinline__ void split_k_exchange(float (&acc)[kWaves][2 * kHalfAccum], u32 rank, int local,
+                                                 u32 smem_red, u32 red_full_bar, u32 red_free_bar,
+                                                 u32 red_bytes) {
+  const u32 peer = rank ^ 1u;
+  const int own_lo = static_cast<int>(rank) * (kHalfAccum / 4);
+  const int peer_lo = static_cast<int>(peer) * (kHalfAccum / 4);
+  // This CTA's barrier expects the partner's partials of this tile (its previous phase
+  // completed before this thread read the last tile's; bytes that land before this
+  // arrival are counted all the same).
+  if (threadIdx.x == 0) mbar_arrive_expect_tx(red_full_bar, red_bytes);
+  // The partner has read the last tile's partials out of its buffer (its release at
+  // cluster scope, acquired here at cluster scope, orders those reads before these
+  // writes).
+  mbar_wait_cluster_acquire(red_free_bar, (local & 1) ^ 1);
+  // Asynchronous remote stores, each counted on the partner's barrier: no fence.
+  const u32 remote = map_shared_to_cta(smem_red, peer) + threadIdx.x * 4;
+  const u32 remote_full = map_shared_to_cta(red_full_bar, peer);
+#pragma unroll
+  for (int w = 0; w < kWaves; ++w)
+#pragma unroll
+    for (int e = 0; e < kHalfAccum; ++e)
+      st_async_f32(remote + (w * kHalfAccum + e) * kMathThreads * 4,
+                   peer_lo == 0 ? acc[w][e] : acc[w][kHalfAccum + e], remote_full);
+  mbar_wait_cluster_acquire(red_full_bar, local & 1);
+  const u32 mine = smem_red + threadIdx.x * 4;
+#pragma unroll
+  for (int w = 0; w < kWaves; ++w)
+#pragma unroll
+    for (int e = 0; e < kHalfAccum; ++e) {
+      const float v = ld_shared_f32(mine + (w * kHalfAccum + e) * kMathThreads * 4);
+      if (own_lo == 0)
+        acc[w][e] += v;
+      else
+        acc[w][kHalfAccum + e] += v;
+    }
+}
+
+// Contiguous grouping: the rows of a padding segment (group index outside [0, groups))
+// are stored as zeros. row_group[w] holds the group of this thread's two rows of wave w.
+template <int kWaves, int kChunks>
+__device__ __forceinline__ void zero_padding_rows(float (&acc)[kWaves][4 * kChunks], const int (&row_group)[kWaves][2],
+                                                  int groups) {
+#pragma unroll
+  for (int w = 0; w < kWaves; ++w) {
+    const int g0 = row_group[w][0], g1 = row_group[w][1];
+    const bool keep0 = g0 >= 0 && g0 < groups, keep1 = g1 >= 0 && g1 < groups;
+#pragma unroll
+    for (int i = 0; i < kChunks; ++i) {
+      acc[w][4 * i + 0] = keep0 ? acc[w][4 * i + 0] : 0.0f;
+      acc[w][4 * i + 1] = keep0 ? acc[w][4 * i + 1] : 0.0f;
+      acc[w][4 * i + 2] = keep1 ? acc[w][4 * i + 2] : 0.0f;
+      acc[w][4 * i + 3] = keep1 ? acc[w][4 * i + 3] : 0.0f;
+    }
+  }
+}
+
+// One wave's results as bf16 pairs straight to global memory: this thread's rows `row` and
+// row + 8 of D, columns n0 + col_in_chunk (2 (lane % 4)) in steps of 8. Rows at or past
+// `limit`, columns at or past kN and chunks outside [own_lo, own_hi) are not stored; a
+// `full_tile` (wholly inside D, every chunk its own) skips those checks.
+template <int kN, int kChunks>
+__device__ __forceinline__ void store_wave_direct(const float (&acc)[4 * kChunks], u16* d, long long ldd, int row,
+                                                  int limit, int n0, int col_in_chunk, bool full_tile, int own_lo,
+                                                  int own_hi) {
+  u16* d_row0 = d + static_cast<long long>(row) * ldd + n0 + col_in_chunk;
+  u16* d_row1 = d_row0 + 8 * ldd;
+  if (full_tile) {
+#pragma unroll
+    for (int i = 0; i < kChunks; ++i) {
+      st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[4 * i + 0], acc[4 * i + 1]));
+      st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[4 * i + 2], acc[4 * i + 3]));
+    }
+  } else {
+    const bool row0_ok = row < limit, row1_ok = row + 8 < limit;
+#pragma unroll
+    for (int i = 0; i < kChunks; ++i) {
+      const bool col_ok = n0 + 8 * i + col_in_chunk < kN && i >= own_lo && i < own_hi;
+      if (col_ok && row0_ok) st_global_u32(d_row0 + 8 * i, pack_bf16x2(acc[4 * i + 0], acc[4 * i + 1]));
+      if (col_ok && row1_ok) st_global_u32(d_row1 + 8 * i, pack_bf16x2(acc[4 * i + 2], acc[4 * i + 3]));
+    }
+  }
+}
+
+}  // namespace fp8gemm_dev
