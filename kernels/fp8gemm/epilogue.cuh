@@ -98,4 +98,24 @@ __device__ __forceinline__ void store_wave_direct(const float (&acc)[4 * kChunks
   }
 }
 
+// One 64x64 slab of a wave as bf16 into a shared buffer laid out for a TMA store with the
+// 128-byte swizzle: the slab's 8 chunks of 8 columns from `slab_chunk0`, the warp's 16 rows
+// from `warp_row0`. Two 16-byte chunks (16 columns) of the warp's 16 rows per stmatrix:
+// matrices (rows 0-7, chunk c), (rows 8-15, c), (rows 0-7, c + 1), (rows 8-15, c + 1); lane l
+// addresses row l % 8 of matrix l / 8, chunk k of row r sitting at k ^ (r % 8) (the 8 rows of
+// a store land in 8 different 16-byte chunks: no bank conflicts).
+template <int kChunks>
+__device__ __forceinline__ void write_slab_bf16(const float (&acc)[4 * kChunks], u32 buf, int slab_chunk0, int lane,
+                                                int warp_row0) {
+#pragma unroll
+  for (int c = 0; c < 8; c += 2) {
+    const int i = slab_chunk0 + c;
+    const u32 row = static_cast<u32>(warp_row0 + (lane / 8 % 2) * 8 + lane % 8);
+    const u32 chunk = static_cast<u32>(c + lane / 16) ^ static_cast<u32>(lane % 8);
+    stmatrix_x4(buf + row * 128 + (chunk << 4), pack_bf16x2(acc[4 * i + 0], acc[4 * i + 1]),
+                pack_bf16x2(acc[4 * i + 2], acc[4 * i + 3]), pack_bf16x2(acc[4 * i + 4], acc[4 * i + 5]),
+                pack_bf16x2(acc[4 * i + 6], acc[4 * i + 7]));
+  }
+}
+
 }  // namespace fp8gemm_dev

@@ -619,8 +619,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
       auto wave_by_tma = [&](int w) { return kGrouping != 2 || tr.row0 + wg_row0 + w * 64 + 64 <= tr.limit; };
       if constexpr (kTmaStore != 0) {
         // Each warpgroup writes its rows as bf16 into swizzled 64x64 slab buffers
-        // (conflict-free: the 8 rows of a store land in 8 different 16-byte chunks) and
-        // one thread hands each to TMA. With a buffer per slab (kTmaStore 1) the wait
+        // (write_slab_bf16) and one thread hands each to TMA. With a buffer per slab (kTmaStore 1) the wait
         // for the previous tile's stores comes only now, so they overlapped this tile's
         // K loop; with one buffer (kTmaStore 2, leaving shared memory to the pipeline)
         // each slab waits for the one before.
@@ -644,19 +643,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
                 if (leader) bulk_wait_group_read0();
                 named_barrier_sync(1 + warpgroup, 128);
               }
-              // Two 16-byte chunks (16 columns) of the warp's 16 rows per stmatrix: matrices
-              // (rows 0-7, chunk c), (rows 8-15, c), (rows 0-7, c + 1), (rows 8-15, c + 1);
-              // lane l addresses row l % 8 of matrix l / 8, chunk k of row r sitting at k ^ (r % 8).
-#pragma unroll
-              for (int c = 0; c < 8; c += 2) {
-                const int i = slab_chunk0 + c;
-                const u32 row = static_cast<u32>(warp_row0 + (lane / 8 % 2) * 8 + lane % 8);
-                const u32 chunk = static_cast<u32>(c + lane / 16) ^ static_cast<u32>(lane % 8);
-                stmatrix_x4(buf + row * 128 + (chunk << 4), pack_bf16x2(acc[w][4 * i + 0], acc[w][4 * i + 1]),
-                            pack_bf16x2(acc[w][4 * i + 2], acc[w][4 * i + 3]),
-                            pack_bf16x2(acc[w][4 * i + 4], acc[w][4 * i + 5]),
-                            pack_bf16x2(acc[w][4 * i + 6], acc[w][4 * i + 7]));
-              }
+              write_slab_bf16<kChunks>(acc[w], buf, slab_chunk0, lane, warp_row0);
               ++q;
               if (kDBuffers == 1) {
                 fence_proxy_async_shared();
