@@ -619,10 +619,10 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
       auto wave_by_tma = [&](int w) { return kGrouping != 2 || tr.row0 + wg_row0 + w * 64 + 64 <= tr.limit; };
       if constexpr (kTmaStore != 0) {
         // Each warpgroup writes its rows as bf16 into swizzled 64x64 slab buffers
-        // (write_slab_bf16) and one thread hands each to TMA. With a buffer per slab (kTmaStore 1) the wait
-        // for the previous tile's stores comes only now, so they overlapped this tile's
-        // K loop; with one buffer (kTmaStore 2, leaving shared memory to the pipeline)
-        // each slab waits for the one before.
+        // (write_slab_bf16) and one thread hands each to TMA. With a buffer per slab
+        // (kTmaStore 1) the wait for the previous tile's stores comes only now, so they
+        // overlapped this tile's K loop; with one buffer (kTmaStore 2, leaving shared
+        // memory to the pipeline) each slab waits for the one before.
         if (m_block < m_blocks && n_block < kNBlocks) {
           const bool leader = threadIdx.x % 128 == 0;
           const int warp_row0 = threadIdx.x / 32 % 4 * 16;  // the warp's 16 rows of the wave
