@@ -225,31 +225,19 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
   // First global access (operands, scales, group data, D) below this line (B excepted
   // with kEarlyB).
   grid_dependency_wait();
-  // Masked: the CTAs walk only the active tiles, group after group (group g has
-  // ceil(masked_m[g] / kBlockM) x kSuperN of them, rasterized within the group), so that
-  // the rows past masked_m cost nothing. Each role walks its own copy; the same global
-  // values decide for all. Dense and contiguous: every super tile below num_super.
-  struct MaskedWalk {
-    int group, first, blocks, valid;  // first: the group's first tile; blocks, valid: its M blocks, rows
-  };
-  auto masked_valid = [&](int g) { return imin(imax(ldg_s32(group_info + g), 0), group_rows); };
+  // Masked: the CTAs walk only the active tiles (MaskedWalk); each role walks its own copy,
+  // the same global values decide for all. Dense and contiguous: every super tile below
+  // num_super (the walk stays unused).
+  using Walk = MaskedWalk<kBlockM, kSuperN>;
   auto walk_start = [&]() {
-    MaskedWalk w{0, 0, 0, 0};
-    if constexpr (kGrouping == 2) {
-      w.valid = masked_valid(0);
-      w.blocks = (w.valid + kBlockM - 1) / kBlockM;
-    }
+    Walk w;
+    if constexpr (kGrouping == 2) w.start(group_info, group_rows);
     return w;
   };
   // The coordinates and rows of this CTA's tile `st`, or false past the last tile.
-  auto next_tile = [&](MaskedWalk& w, int st, int& m_block, int& n_block, TileRows& tr) {
+  auto next_tile = [&](Walk& w, int st, int& m_block, int& n_block, TileRows& tr) {
     if constexpr (kGrouping == 2) {
-      while (st >= w.first + w.blocks * kSuperN) {
-        w.first += w.blocks * kSuperN;
-        if (++w.group >= groups) return false;
-        w.valid = masked_valid(w.group);
-        w.blocks = (w.valid + kBlockM - 1) / kBlockM;
-      }
+      if (!w.to(st, group_info, groups, group_rows)) return false;
       super_tile_coords<kSuperN, kGroupN>(st - w.first, w.blocks, m_block, n_block);
       const int base = w.group * group_rows;
       tr = TileRows{base + m_block * kBlockM, base + w.valid, w.group};
@@ -269,7 +257,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
       // Streams A, B and A's scales for every K block of every tile. With multicast,
       // this CTA loads its half of the shared operand into both CTAs.
       StageCursor<kStages> cursor;
-      MaskedWalk walk = walk_start();
+      Walk walk = walk_start();
       int early_left = early_stages;  // stages of the first tile whose B is already loading
       for (int st = first_super;; st += super_step) {
         int m_block, n_block;
@@ -310,7 +298,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
       // Copies each tile's B scales (all K blocks, every 128-column block the tile may
       // touch) into one of two shared buffers, a tile ahead of the math warpgroups.
       int local = 0;  // active tiles so far
-      MaskedWalk walk = walk_start();
+      Walk walk = walk_start();
       for (int st = first_super;; st += super_step) {
         int m_block, n_block;
         TileRows tr;
@@ -414,7 +402,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
 
     StageCursor<kStages> cursor;
     int local = 0;  // active tiles so far
-    MaskedWalk walk = walk_start();
+    Walk walk = walk_start();
     for (int st = first_super;; st += super_step) {
       int m_block, n_block;
       int tile_rows_left;  // rows of the tile below its store limit (masked: below masked_m)

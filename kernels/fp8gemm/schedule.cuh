@@ -78,4 +78,31 @@ struct GroupWalk {
   }
 };
 
+// Masked problems (the forward kernel's kGrouping 2): the CTAs walk only the active tiles,
+// group after group. Group g holds ceil(masked_m[g] / kBlockM) x kSuperN super tiles
+// (rasterized within the group), so that the rows past masked_m cost nothing; masked_m
+// values are clamped to [0, group_rows]. Tiles only move forward, so each step reads one
+// more masked_m entry.
+template <int kBlockM, int kSuperN>
+struct MaskedWalk {
+  int group = 0, first = 0, blocks = 0, valid = 0;  // first: the group's first tile; blocks, valid: its M blocks, rows
+  __device__ __forceinline__ static int valid_rows(const int* masked_m, int g, int group_rows) {
+    return imin(imax(ldg_s32(masked_m + g), 0), group_rows);
+  }
+  __device__ __forceinline__ void start(const int* masked_m, int group_rows) {
+    valid = valid_rows(masked_m, 0, group_rows);
+    blocks = (valid + kBlockM - 1) / kBlockM;
+  }
+  // Moves to the group that holds tile `st`; false when `st` lies past the last group.
+  __device__ __forceinline__ bool to(int st, const int* masked_m, int groups, int group_rows) {
+    while (st >= first + blocks * kSuperN) {
+      first += blocks * kSuperN;
+      if (++group >= groups) return false;
+      valid = valid_rows(masked_m, group, group_rows);
+      blocks = (valid + kBlockM - 1) / kBlockM;
+    }
+    return true;
+  }
+};
+
 }  // namespace fp8gemm_dev
