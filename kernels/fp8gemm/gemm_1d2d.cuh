@@ -196,10 +196,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
   const int kb_end = kSplitK == 2 ? imin(kKBlocks, kb_begin + kKPerSplit) : kKBlocks;
   // This CTA's tile inside a super tile.
   auto tile_coords = [&](int super_tile, int& m_block, int& n_block) {
-    int sm, sn;
-    super_tile_coords<kSuperN, kGroupN>(super_tile, super_m, sm, sn);
-    m_block = sm * kPairM + (kPairM > 1 ? static_cast<int>(rank) : 0);
-    n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
+    pair_tile_coords<kSuperN, kGroupN, kPairM, kPairN>(super_tile, super_m, rank, m_block, n_block);
   };
 
   // Early B (kEarlyB > 0, chosen only when the caller promised that nothing still running
@@ -237,11 +234,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
   // The coordinates and rows of this CTA's tile `st`, or false past the last tile.
   auto next_tile = [&](Walk& w, int st, int& m_block, int& n_block, TileRows& tr) {
     if constexpr (kGrouping == 2) {
-      if (!w.to(st, group_info, groups, group_rows)) return false;
-      super_tile_coords<kSuperN, kGroupN>(st - w.first, w.blocks, m_block, n_block);
-      const int base = w.group * group_rows;
-      tr = TileRows{base + m_block * kBlockM, base + w.valid, w.group};
-      return true;
+      return next_masked_tile<kGroupN>(w, st, group_info, groups, group_rows, m_block, n_block, tr);
     } else {
       if (st >= num_super) return false;
       tile_coords(st, m_block, n_block);

@@ -105,4 +105,27 @@ struct MaskedWalk {
   }
 };
 
+// The forward kernel's tiles (gemm_1d2d.cuh). pair_tile_coords: this CTA's tile of super tile
+// `super_tile` (with a CTA pair, `rank` picks its half). next_masked_tile: the coordinates and
+// rows of this CTA's tile `st` of a masked problem, walking its active tiles with `w`, or
+// false past the last one.
+template <int kSuperN, int kGroupN, int kPairM, int kPairN>
+__device__ __forceinline__ void pair_tile_coords(int super_tile, int super_m, u32 rank, int& m_block, int& n_block) {
+  int sm, sn;
+  super_tile_coords<kSuperN, kGroupN>(super_tile, super_m, sm, sn);
+  m_block = sm * kPairM + (kPairM > 1 ? static_cast<int>(rank) : 0);
+  n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
+}
+
+template <int kGroupN, int kBlockM, int kSuperN>
+__device__ __forceinline__ bool next_masked_tile(MaskedWalk<kBlockM, kSuperN>& w, int st, const int* masked_m,
+                                                 int groups, int group_rows, int& m_block, int& n_block,
+                                                 TileRows& tr) {
+  if (!w.to(st, masked_m, groups, group_rows)) return false;
+  super_tile_coords<kSuperN, kGroupN>(st - w.first, w.blocks, m_block, n_block);
+  const int base = w.group * group_rows;
+  tr = TileRows{base + m_block * kBlockM, base + w.valid, w.group};
+  return true;
+}
+
 }  // namespace fp8gemm_dev
