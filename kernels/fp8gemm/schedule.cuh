@@ -33,7 +33,7 @@ __device__ __forceinline__ void super_tile_coords(int super_tile, int super_m, i
 // (segments start at multiples of 128 rows and kBlockM <= 128, so a block never mixes
 // experts when the layout is valid); an index outside [0, groups) (a padding block)
 // computes with expert 0, and its rows are zeroed in the epilogue. (Masked problems,
-// kGrouping 2, walk only their active tiles and build these in the kernel's next_tile.)
+// kGrouping 2, walk only their active tiles and get these from next_masked_tile.)
 struct TileRows {
   int row0;     // first row of the block in A and D
   int limit;    // rows at or past this are not stored
@@ -47,7 +47,7 @@ __device__ __forceinline__ int grouped_m_blocks(int m, int groups, int group_row
 
 template <int kGrouping, int kBlockM>
 __device__ __forceinline__ TileRows tile_rows(int m_block, int m, const int* group_info, int groups) {
-  static_assert(kGrouping == 0 || kGrouping == 1, "masked tiles come from next_tile");
+  static_assert(kGrouping == 0 || kGrouping == 1, "masked tiles come from next_masked_tile");
   const int row0 = m_block * kBlockM;
   if constexpr (kGrouping == 0) {
     return {row0, m, 0};
