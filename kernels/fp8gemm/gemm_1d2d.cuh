@@ -17,6 +17,7 @@
 #include "fp8gemm/ptx.cuh"
 #include "fp8gemm/epilogue.cuh"
 #include "fp8gemm/pipeline.cuh"
+#include "fp8gemm/producer.cuh"
 #include "fp8gemm/promotion.cuh"
 #include "fp8gemm/schedule.cuh"
 
@@ -306,33 +307,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
         const float* row1 = sfb + (group_first + second) * sfb_stride_n;
         const float* row2 = sfb + (group_first + imin(second + 1, kScaleNBlocks - 1)) * sfb_stride_n;
         const u32 dst = smem_sfb + buffer * kSfbBytes;
-        // The math warpgroups start a tile only once all its scales are here, so the loads
-        // go out in batches (up to 4 K blocks per lane in flight: the producer has few
-        // registers) rather than one K block per round trip to memory.
-        constexpr int kPerLane = (kKBlocks + 31) / 32;
-        constexpr int kBatch = kPerLane < 4 ? kPerLane : 4;
-#pragma unroll 1
-        for (int j0 = 0; j0 < kPerLane; j0 += kBatch) {
-          float s0[kBatch], s1[kBatch], s2[kBatch];
-#pragma unroll
-          for (int j = 0; j < kBatch; ++j) {
-            const int kb = lane + 32 * (j0 + j);
-            if (kb < kKBlocks) {
-              s0[j] = ldg_f32(row0 + kb * sfb_stride_k);
-              s1[j] = ldg_f32(row1 + kb * sfb_stride_k);
-              if constexpr (kScaleRows == 3) s2[j] = ldg_f32(row2 + kb * sfb_stride_k);
-            }
-          }
-#pragma unroll
-          for (int j = 0; j < kBatch; ++j) {
-            const int kb = lane + 32 * (j0 + j);
-            if (kb < kKBlocks) {
-              st_shared_f32(dst + kb * 4, s0[j]);
-              st_shared_f32(dst + (kKBlocks + kb) * 4, s1[j]);
-              if constexpr (kScaleRows == 3) st_shared_f32(dst + (2 * kKBlocks + kb) * 4, s2[j]);
-            }
-          }
-        }
+        copy_tile_b_scales<kKBlocks, kScaleRows>(dst, row0, row1, row2, sfb_stride_k, lane);
         mbar_arrive(sfb_full_bars + 8 * buffer);
         ++local;
       }
