@@ -111,6 +111,22 @@ double time_step(const std::function<void()>& step, int calls, int repeats, cuda
   return per_call[per_call.size() / 2];
 }
 
+void check_launch(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr, "host_profile: %s failed (CUresult %d)\n", what, static_cast<int>(r));
+    std::exit(1);
+  }
+}
+
+// time_step for a launch form: one untimed call first, which must succeed (a launch the
+// driver rejects returns at once and would time as a fast one), then the timed loops.
+double time_launch(const std::function<CUresult()>& launch, const char* what, int calls, int repeats,
+                   cudaStream_t stream) {
+  check_launch(launch(), what);
+  check(cudaStreamSynchronize(stream), what);
+  return time_step([&] { launch(); }, calls, repeats, stream);
+}
+
 // Kernels that do nothing: one without arguments, one with the 1D2D GEMM kernel's.
 constexpr const char* kFloorSource = R"(#include "fp8gemm/ptx.cuh"
 namespace fp8gemm_floor {
@@ -254,8 +270,8 @@ int main(int argc, char** argv) {
       CUlaunchAttribute attrs2[2];
       const CUlaunchConfig no_pdl = gemm_launch_config(plan.layout, plan.grid, cs, attrs2, false);
       const DriverApi& cu = driver();
-      const double t_no_pdl = time_step([&] { cu.cuLaunchKernelEx(&no_pdl, plan.function, args, nullptr); }, calls,
-                                        repeats, stream);
+      const double t_no_pdl = time_launch([&] { return cu.cuLaunchKernelEx(&no_pdl, plan.function, args, nullptr); },
+                                          "launch without PDL", calls, repeats, stream);
       double t_packed = -1, t_no_attrs = -1, t_legacy = -1;
       static const auto param_info = driver_entry<ParamInfoFn>("cuFuncGetParamInfo");
       if (param_info) {
@@ -273,8 +289,8 @@ int main(int argc, char** argv) {
           size_t bytes = packed.size();
           void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &bytes,
                            CU_LAUNCH_PARAM_END};
-          t_packed = time_step([&] { cu.cuLaunchKernelEx(&with_pdl, plan.function, nullptr, extra); }, calls, repeats,
-                               stream);
+          t_packed = time_launch([&] { return cu.cuLaunchKernelEx(&with_pdl, plan.function, nullptr, extra); },
+                                 "packed launch", calls, repeats, stream);
         } else {
           std::fprintf(stderr, "host_profile: the kernel's parameters are not the expected 14; packed form skipped\n");
         }
@@ -283,36 +299,35 @@ int main(int argc, char** argv) {
         CUlaunchConfig bare = no_pdl;
         bare.numAttrs = 0;
         bare.attrs = nullptr;
-        t_no_attrs = time_step([&] { cu.cuLaunchKernelEx(&bare, plan.function, args, nullptr); }, calls, repeats,
-                               stream);
+        t_no_attrs = time_launch([&] { return cu.cuLaunchKernelEx(&bare, plan.function, args, nullptr); },
+                                 "launch without attributes", calls, repeats, stream);
         static const auto legacy = driver_entry<LaunchKernelFn>("cuLaunchKernel");
         if (legacy)
-          t_legacy = time_step(
+          t_legacy = time_launch(
               [&] {
-                legacy(plan.function, plan.grid, 1, 1, static_cast<unsigned>(plan.layout.threads), 1, 1,
-                       static_cast<unsigned>(plan.layout.smem_bytes), cs, args, nullptr);
+                return legacy(plan.function, plan.grid, 1, 1, static_cast<unsigned>(plan.layout.threads), 1, 1,
+                              static_cast<unsigned>(plan.layout.smem_bytes), cs, args, nullptr);
               },
-              calls, repeats, stream);
+              "cuLaunchKernel", calls, repeats, stream);
       }
       if (rows.empty()) {
         // The driver's floor, once, with the first shape's configuration and arguments.
         const CUfunction none = floor_kernel("fp8gemm_floor::no_arguments");
         const CUfunction same = floor_kernel("fp8gemm_floor::gemm_arguments");
-        if (plan.layout.smem_bytes > 48 * 1024)
-          cu.cuFuncSetAttribute(same, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, plan.layout.smem_bytes);
-        if (plan.layout.smem_bytes > 48 * 1024)
-          cu.cuFuncSetAttribute(none, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, plan.layout.smem_bytes);
+        for (const CUfunction f : {none, same})
+          check_launch(cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, plan.layout.smem_bytes),
+                       "cuFuncSetAttribute (launch floor)");
         CUlaunchConfig one{};
         one.gridDimX = one.gridDimY = one.gridDimZ = 1;
         one.blockDimX = 32;
         one.blockDimY = one.blockDimZ = 1;
         one.hStream = cs;
-        const double t_one = time_step([&] { cu.cuLaunchKernelEx(&one, none, nullptr, nullptr); }, calls, repeats,
-                                       stream);
-        const double t_grid = time_step([&] { cu.cuLaunchKernelEx(&with_pdl, none, nullptr, nullptr); }, calls,
-                                        repeats, stream);
-        const double t_same = time_step([&] { cu.cuLaunchKernelEx(&with_pdl, same, args, nullptr); }, calls, repeats,
-                                        stream);
+        const double t_one = time_launch([&] { return cu.cuLaunchKernelEx(&one, none, nullptr, nullptr); },
+                                         "empty kernel, 1 CTA", calls, repeats, stream);
+        const double t_grid = time_launch([&] { return cu.cuLaunchKernelEx(&with_pdl, none, nullptr, nullptr); },
+                                          "empty kernel, plan's grid", calls, repeats, stream);
+        const double t_same = time_launch([&] { return cu.cuLaunchKernelEx(&with_pdl, same, args, nullptr); },
+                                          "empty kernel, same arguments", calls, repeats, stream);
         std::printf("launch floor (us per cuLaunchKernelEx): empty, 1 CTA %.3f | empty, plan's grid %.3f | "
                     "same arguments %.3f (configuration of %s)\n",
                     t_one, t_grid, t_same, plan.spec.slug().c_str());
