@@ -10,10 +10,12 @@ namespace fp8gemm::detail {
 
 namespace {
 
-// 192-row tiles (three math warpgroups) are legal for explicit configs but not ranked: at
-// M = 4096 they measured within the run-to-run spread of the best 128- and 256-row tiles on
-// every shape, never ahead (docs/PERFORMANCE.md, optimization log entries 10 and 26).
-bool dense_ranks(int block_m, int64_t) { return block_m != 192; }
+// Dense: every tile height, 192 rows (three math warpgroups) included: one row or a few past a
+// multiple of 256 they measured the best or within 3 % of it (docs/PERFORMANCE.md, log 52).
+bool dense_ranks(int, int64_t) { return true; }
+
+// Contiguous: not 192 rows (segments are 128-row aligned; the rules allow 64 and 128).
+bool contiguous_ranks(int block_m, int64_t) { return block_m != 192; }
 
 // Masked 256-row tiles only where one tile holds a whole expert (its B then read by one
 // tile instead of two): 32 x 192 rows measured 0-12 % faster than 128-row tiles, 6 x 1024
@@ -68,7 +70,7 @@ const Family kGroupedContiguousFamily{
     /*gemm=*/true, /*fp32_output=*/false, /*m_grouping=*/1, /*k_at_run_time=*/false, /*n_multiple=*/8, kMaxK1D2D,
     /*constant_b_option=*/false, /*pow2_option=*/false,
     /*groups_in_plan=*/false, /*groups_in_cost_model=*/false, /*rows_on_device=*/true,
-    KernelKind::GroupedContiguous, /*wide_stripes_when_memory_bound=*/false, dense_ranks, contiguous_rules, generate,
+    KernelKind::GroupedContiguous, /*wide_stripes_when_memory_bound=*/false, contiguous_ranks, contiguous_rules, generate,
     static_cast<int>(GemmKind::GroupedContiguous)};
 
 const Family kGroupedMaskedFamily{

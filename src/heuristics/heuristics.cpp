@@ -23,10 +23,21 @@ constexpr double kLaunchCycles = 3000;       // launch, pipeline fill, last tile
 // tiles, decode) is latency-bound: ~200 cycles plus ~1 per column (fitted to the decode
 // sweep in tests/data; 150-225 rank the same).
 constexpr double kKBlockGapOneBuffer = 270, kKBlockGapTwoBuffers = 200;
+// The forward GEMM's 128-row tiles with two buffers: the exposed promotion grows with the
+// columns past 64 (fitted to 128x128 tiles, ~800 cycles per K block at 1.6 GHz against 512 of
+// tensor work: 4097x7168x16384 in 14 waves, 4096x7168 at M = 512 in one; 128x64 tiles at M =
+// 256-512 as before; docs/PERFORMANCE.md, log 52 and 54).
+constexpr double kKBlockGapTwoWarpgroupsPerColumn = 1.0;
 // Three math warpgroups (192-row tiles, one buffer each): per row as fast as two with two
 // buffers, not faster (weight gradient, 7168x4096x16384: 192x128 tiles 1173 us in 10 waves,
 // 128x128 1134 us in 14; docs/PERFORMANCE.md, weight-gradient log entry 14).
 constexpr double kKBlockGapThreeWarpgroups = 250;
+// The forward GEMM's three math warpgroups hide most of the promotion behind the other two
+// warpgroups' wgmma (ncu, 4224x7168x16384: a 192x128 tile's K block ~828 cycles for 768 of
+// tensor work, a 256x128 tile's ~1135 for 1024). Fitted to isolated calls (docs/PERFORMANCE.md,
+// log 52 and 54): against 256x128 tiles at K = 16384 the measured times per wave give ~240,
+// against 128x192 tiles on 2112x7168 ~295 (192x128 2 % behind there).
+constexpr double kKBlockGapThreeWarpgroupsForward = 265;
 constexpr double kKBlockOneWarpgroup = 200, kKBlockOneWarpgroupPerColumn = 1.0;
 // Per tile: pipeline turn-around and the epilogue. Direct stores from the math threads
 // are slow (measured ~4400 cycles for a 128x112 tile) and cost by the rows that exist (a
@@ -78,20 +89,27 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   const int waves_per_warpgroup = c.block_m / 64 / l.math_warpgroups;
   const int buffers =
       l.math_warpgroups <= 2 && waves_per_warpgroup == 1 && c.block_n <= (l.math_warpgroups == 1 ? 144 : 128) ? 2 : 1;
-  const double wgmma = c.block_m * static_cast<double>(c.block_n) * 128.0 / kMacsPerCycle;
-  const double gap = l.math_warpgroups == 3 ? kKBlockGapThreeWarpgroups
-                     : buffers == 2         ? kKBlockGapTwoBuffers
+  const bool wgrad = family(spec.kind).fp32_output;
+  const double gap = l.math_warpgroups == 3 ? (wgrad ? kKBlockGapThreeWarpgroups : kKBlockGapThreeWarpgroupsForward)
+                     : buffers == 2 ? kKBlockGapTwoBuffers + (l.math_warpgroups == 2 && !wgrad
+                                                                  ? kKBlockGapTwoWarpgroupsPerColumn * std::max(0, c.block_n - 64)
+                                                                  : 0.0)
                                             : kKBlockGapOneBuffer;
-  double k_block = wgmma + gap;
+  // Two 64-row waves per warpgroup whose columns are not a multiple of 64 cost per tile what
+  // the next multiple of 64 costs: 256x112 against 256x128 tiles measured 1.01-1.03x per tile
+  // and wave (M = 4097 / 4352; 2112x7168, 24576x1536, 7168x2048; docs/PERFORMANCE.md, log 52).
+  const int costed_n = waves_per_warpgroup == 2 ? (c.block_n + 63) / 64 * 64 : c.block_n;
+  double k_block = c.block_m * static_cast<double>(costed_n) * 128.0 / kMacsPerCycle + gap;
   if (l.math_warpgroups == 1)
     k_block = std::max(k_block, kKBlockOneWarpgroup + kKBlockOneWarpgroupPerColumn * c.block_n);
   const double rows_a = static_cast<double>(std::min<int64_t>(c.block_m, group_m));
   const double intake = (rows_a + c.block_n) * 128.0 / kFeedBytesPerCycle;
   const double l2 = l2_bytes_per_k_block(c, group_m) / (kL2BytesPerCycle / static_cast<double>(active));
   // Stages hide load latency; too few expose it.
-  const double latency_penalty = c.stages < 4 ? (4 - c.stages) * 0.04 : 0.0;
+  // Two stages cannot hide it at all: 256x128 tiles, split-K over two stages each, measured
+  // 1.34x the time of 128x128 tiles with five (4096x7168 at M = 512; docs/PERFORMANCE.md, log 54).
+  const double latency_penalty = c.stages < 3 ? 0.35 : c.stages < 4 ? (4 - c.stages) * 0.04 : 0.0;
   const double slabs_per_warpgroup = c.block_m / 64.0 / l.math_warpgroups * ((c.block_n + 63) / 64);
-  const bool wgrad = family(spec.kind).fp32_output;
   // 1D1D: fp32 slabs through TMA (twice the bytes of bf16); its promotion scales every
   // column separately (a multiply more per element).
   if (wgrad) k_block = kWgradKBlockFactor * k_block;
@@ -134,6 +152,20 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   return Prediction{compute_us, memory_us};
 }
 
+// Balanced grids: the same waves on fewer SMs draw less power and run at a higher clock.
+// Measured (H200, isolated calls, three rounds, docs/PERFORMANCE.md log 55): M = 4096 2112x7168
+// -2 %, 7168x16384 -1.6 %, 4096x7168 -0.8 %; weight gradient 7168x4096x16384 -4 %. Where HBM
+// weighs more, every SM's share of its bandwidth counts more: 32768x512 at M = 4096 (model:
+// HBM 0.56 of compute) +1.9 % on 128 of 132 SMs, weight gradient 24576x4096x1536 (0.56) +1 %.
+int64_t persistent_clusters(const KernelSpec& spec, int64_t m, int64_t max_clusters, const DeviceTraits& device) {
+  if (family(spec.kind).rows_on_device) return max_clusters;
+  const KernelConfig& c = spec.config;
+  const int64_t super_tiles = super_tile_count(c, (m + c.block_m - 1) / c.block_m, kernel_layout(spec).n_blocks);
+  const Prediction p = predict(spec, m, device);
+  if (p.memory_us < 0.5 * p.compute_us) return balanced_clusters(super_tiles, max_clusters);
+  return std::min(super_tiles, max_clusters);
+}
+
 double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups) {
   return predict(spec, m, device, groups).us();
 }
@@ -142,6 +174,7 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
   const KernelKind kind = problem.kind;
   const int64_t m = problem.m, n = problem.n, k = problem.k, groups = problem.groups;
   std::vector<RankedConfig> out;
+  Prediction best_prediction{1e30, 0.0};
   const Family& f = family(kind);
   const int64_t group_m = (m + groups - 1) / std::max<int64_t>(groups, 1);  // rows of one group (m if 1)
   for (int block_m : {64, 128, 192, 256}) {
@@ -189,7 +222,7 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
           // 7168x2048 at M = 128, 64x112 tiles: 7.3 against 7.2 us for 64x128; masked
           // 20-row experts at 112 columns: 71.3 against 69.7 us direct).
           if (tma_store != 0 && block_n % 64 != 0 &&
-              (block_m < 128 || prediction.memory_us >= prediction.compute_us))
+              (block_m < 128 || prediction.compute_us < 1.1 * prediction.memory_us))
             continue;
           const double predicted = prediction.us();
           // A dense weight gradient bound by HBM (its fp32 D read and written) rasterizes in
@@ -204,6 +237,7 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
             if (!spec_illegal_reason(spec).empty()) continue;
           }
           out.push_back({spec, predicted});
+          if (predicted < best_prediction.us()) best_prediction = prediction;
         }
       }
     }
@@ -227,8 +261,22 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
     if (long_k_loop(c.block_m, k)) return c.multicast == 1 ? 0 : c.multicast == 0 ? 1 : 2;
     return c.multicast == 0 ? 0 : 1;
   };
+  // Among equal predictions of a problem that the tensor cores bound, with rows for
+  // several tiles of any height, the tiling that computes less padding (tiles x tile size):
+  // the cost model counts whole waves and cannot tell those tilings apart, measured they
+  // follow the padding (M = 4097 / 4224 / 4352 rows against 192x128 and 128x192 tiles;
+  // 2112x7168 at M = 4096: 128x192 tiles, no padding, 2 % ahead of 192x128; docs/PERFORMANCE.md,
+  // log 52 and 54).
+  const bool padding_decides = group_m >= 256 && best_prediction.compute_us > best_prediction.memory_us;
+  auto computed = [&](const RankedConfig& r) {
+    if (!padding_decides) return 0.0;
+    const KernelConfig& c = r.spec.config;
+    const int64_t m_blocks = std::max<int64_t>(groups, 1) * ((group_m + c.block_m - 1) / c.block_m);
+    return static_cast<double>(m_blocks * c.block_m) * static_cast<double>((n + c.block_n - 1) / c.block_n * c.block_n);
+  };
   std::stable_sort(out.begin(), out.end(), [&](const RankedConfig& x, const RankedConfig& y) {
     if (bucket(x) != bucket(y)) return bucket(x) < bucket(y);
+    if (computed(x) != computed(y)) return computed(x) < computed(y);
     if (multicast_rank(x) != multicast_rank(y)) return multicast_rank(x) < multicast_rank(y);
     if (traffic(x) != traffic(y)) return traffic(x) < traffic(y);
     if ((x.spec.config.tma_store != 0) != (y.spec.config.tma_store != 0)) return x.spec.config.tma_store != 0;

@@ -36,6 +36,12 @@ struct Prediction {
 };
 Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups = 1);
 
+// The persistent grid of a planned kernel, in clusters, on a device where at most
+// max_clusters are resident at once: one per super tile up to that, except that dense
+// kernels the tensor cores bound (the model's HBM time under half its compute time) take only
+// as many as their waves need (balanced_clusters). Grouped kernels: every cluster (their
+// rows live on the device; m is only the expected size).
+int64_t persistent_clusters(const KernelSpec& spec, int64_t m, int64_t max_clusters, const DeviceTraits& device);
 // The model's estimate for one spec at a given M (exposed for tests and the tuner).
 double predict_us(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups = 1);
 

@@ -16,6 +16,12 @@ const char* kind_name(KernelKind kind) { return family(kind).name; }
 
 bool is_gemm(KernelKind kind) { return family(kind).gemm; }
 
+int64_t balanced_clusters(int64_t super_tiles, int64_t max_clusters) {
+  if (super_tiles <= 0 || max_clusters <= 0) return std::max<int64_t>(std::min(super_tiles, max_clusters), 0);
+  const int64_t waves = (super_tiles + max_clusters - 1) / max_clusters;
+  return (super_tiles + waves - 1) / waves;
+}
+
 int64_t super_tile_count(const KernelConfig& c, int64_t m_blocks, int64_t n_blocks) {
   const int64_t pair_m = c.multicast == 2 ? 2 : 1, pair_n = c.multicast == 1 ? 2 : 1;
   return (m_blocks + pair_m - 1) / pair_m * ((n_blocks + pair_n - 1) / pair_n);

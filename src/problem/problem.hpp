@@ -107,6 +107,10 @@ KernelLayout kernel_layout(const KernelSpec& spec);
 // past the end computes zeros), otherwise one CTA one tile. (Split-K runs one tile on both CTAs
 // of its cluster: one unit.)
 int64_t super_tile_count(const KernelConfig& c, int64_t m_blocks, int64_t n_blocks);
+// The persistent grid (in clusters) for super_tiles on at most max_clusters: as many as
+// the waves need and no more, so that every cluster walks the same number of super tiles
+// (896 on 132: 128 clusters of 7 each, not 132 of 6 or 7; the SMs left idle draw no power).
+int64_t balanced_clusters(int64_t super_tiles, int64_t max_clusters);
 
 // Shared memory a block may use on sm_90 (227 KB), and the slack kept to align
 // the dynamic shared memory base to 1024 bytes (128-byte swizzle atoms).

@@ -5,6 +5,7 @@
 
 #include "driver/driver_api.hpp"
 #include "families/family.hpp"
+#include "heuristics/heuristics.hpp"
 #include "runtime/launch_config.hpp"
 #include "runtime/planner.hpp"
 #include "runtime/stats.hpp"
@@ -83,16 +84,13 @@ LaunchPlan DeviceRuntime::finish_plan(int64_t m, const KernelSpec& spec, const K
   auto f = functions_.find(spec);
   const LoadedKernel& loaded = f != functions_.end() ? f->second : load(binary);
   p.function = loaded.function;
-  // Persistent grid: one CTA per tile up to what can be resident at once (with clusters,
-  // whole clusters: a GPC with an odd number of free SMs leaves one idle).
+  // Persistent grid: whole clusters (a GPC with an odd number of free SMs leaves one idle),
+  // as many as heuristics' persistent_clusters gives.
   const KernelConfig& c = spec.config;
-  const int64_t m_blocks = (m + c.block_m - 1) / c.block_m;
-  const int64_t super_tiles = super_tile_count(c, m_blocks, p.layout.n_blocks);
-  // Grouped kernels: m only stands for the expected size (the real row counts live on the
-  // device), so the grid covers every SM and the boxes are whole.
   const bool grouped = family(spec.kind).rows_on_device;
-  p.grid = static_cast<unsigned>((grouped ? loaded.max_clusters : std::min<int64_t>(super_tiles, loaded.max_clusters)) *
-                                 p.layout.cluster_size);
+  p.grid = static_cast<unsigned>(persistent_clusters(spec, m, loaded.max_clusters, traits()) * p.layout.cluster_size);
+  // Grouped kernels: m only stands for the expected size (the real row counts live on the
+  // device), so the boxes are whole.
   const bool short_m = m < c.block_m && !grouped;
   p.a_box_rows = short_m && c.multicast != 1 ? static_cast<int>((m + 7) / 8 * 8) : p.layout.a_box_rows;
   p.sfa_box_rows = short_m ? static_cast<int>((m + 3) / 4 * 4) : c.block_m;

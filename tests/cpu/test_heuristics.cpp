@@ -262,11 +262,48 @@ TEST(Heuristics, WeightGradientCandidates) {
   // Rows that 192-row tiles cover better than 128 (1300 = 6.8 x 192, 10.2 x 128) with tails in
   // N and K. (GpuWgrad covers every tile height through explicit configs, not through this.)
   EXPECT_EQ(rank_configs({KernelKind::Gemm1D1D, 1300, 2052, 7200}, h200).front().spec.config.block_m, 192);
-  // Not for k-grouped (measured slower there) nor for the 1D2D kernels.
+  // Not for k-grouped (measured slower there) nor for the m-grouped forward kernels.
   for (const RankedConfig& r : rank_configs({KernelKind::KGrouped, 4 * 4096, 7168, 8192, 4}, h200))
     EXPECT_NE(r.spec.config.block_m, 192) << r.spec.slug();
-  for (const RankedConfig& r : rank_configs({KernelKind::Gemm1D2D, 4096, 7168, 16384}, h200))
+  for (const RankedConfig& r : rank_configs({KernelKind::GroupedContiguous, 4 * 8192, 4096, 2048}, h200))
     EXPECT_NE(r.spec.config.block_m, 192) << r.spec.slug();
+  for (const RankedConfig& r : rank_configs({KernelKind::GroupedMasked, 6 * 1024, 4096, 2048, 6}, h200))
+    EXPECT_NE(r.spec.config.block_m, 192) << r.spec.slug();
+}
+
+// The forward GEMM's tile heights at M a few rows past a multiple of 256 (docs/PERFORMANCE.md,
+// log entries 52 and 54, measured in isolated calls on the H200): 192-row tiles (three math
+// warpgroups) where they pad least, never 128x128 with two buffers there (11-15 % slower on
+// 4097x7168x16384), and no 256x112 tiles (which cost per tile what 256x128 ones do).
+TEST(Heuristics, ForwardTilesPastATileMultiple) {
+  const DeviceTraits h200;
+  auto first = [&](int64_t m, int64_t n, int64_t k) {
+    return rank_configs({KernelKind::Gemm1D2D, m, n, k}, h200).front().spec.config;
+  };
+  for (int64_t m : {4097, 4224}) {
+    EXPECT_EQ(first(m, 7168, 16384).block_m, 192) << m;
+    EXPECT_EQ(first(m, 4096, 7168).block_m, 192) << m;
+  }
+  EXPECT_EQ(first(4352, 4096, 7168).block_m, 192);
+  // 2112 columns: 128x192 tiles cover N exactly; 192x128 would pad N and M.
+  for (int64_t m : {3968, 4096, 4097, 8192}) {
+    const KernelConfig c = first(m, 2112, 7168);
+    EXPECT_EQ(c.block_m, 128) << m;
+    EXPECT_EQ(c.block_n, 192) << m;
+  }
+  // At exact multiples of 256 rows the long shapes keep 256x128 tiles.
+  EXPECT_EQ(first(4096, 7168, 16384).block_m, 256);
+  EXPECT_EQ(first(4096, 4096, 7168).block_m, 256);
+  // 256-row tiles take a multiple of 64 columns.
+  for (int64_t m : {512, 1024, 2048, 4096, 4352, 8192})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{7168, 16384}, {7168, 2048}, {4096, 7168}, {2112, 7168}}) {
+      const KernelConfig c = first(m, n, k);
+      if (c.block_m == 256) EXPECT_EQ(c.block_n % 64, 0) << m << "x" << n << "x" << k;
+    }
+  // Never two stages where a deeper pipeline fits (measured 1.34x: 4096x7168 at M = 512).
+  for (int64_t m : {256, 512, 1024})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 7168}, {2112, 7168}, {7168, 2048}})
+      EXPECT_GT(first(m, n, k).stages, 2) << m << "x" << n << "x" << k;
 }
 
 // The grouped kinds' tuning candidates: legal specs of the problem's kind (k-grouped: k = 0),
@@ -324,4 +361,41 @@ TEST(Heuristics, LongKLoopsTakeAMulticastAndAFourthStage) {
   const KernelConfig mid_k = rank_configs({KernelKind::Gemm1D2D, 4096, 4096, 7168}, h200).front().spec.config;
   EXPECT_EQ(mid_k.multicast, 0);
   EXPECT_NE(mid_k.tma_store, 2);
+}
+
+// The persistent grid: a balanced grid has the same number of waves as a full one and no
+// fewer clusters than the waves need; it is taken only where the tensor cores bound.
+TEST(Heuristics, BalancedPersistentGrid) {
+  EXPECT_EQ(balanced_clusters(448, 66), 64);    // 7168x16384, A pairs: 7 super tiles each
+  EXPECT_EQ(balanced_clusters(4096, 132), 128);  // 32 each instead of 31 or 32
+  EXPECT_EQ(balanced_clusters(100, 132), 100);   // one partial wave: one CTA per tile
+  EXPECT_EQ(balanced_clusters(132, 132), 132);
+  EXPECT_EQ(balanced_clusters(133, 132), 67);
+  EXPECT_EQ(balanced_clusters(0, 132), 0);
+  for (int64_t tiles = 1; tiles <= 2000; ++tiles) {
+    const int64_t b = balanced_clusters(tiles, 132);
+    const int64_t waves = (tiles + 131) / 132;
+    ASSERT_LE(b, 132);
+    ASSERT_EQ((tiles + b - 1) / b, waves) << tiles;       // the same waves
+    ASSERT_GT(b * waves - tiles, -1) << tiles;            // every tile has a cluster
+    ASSERT_LT(b * waves - tiles, waves) << tiles;         // at most one short walk per wave
+  }
+  const DeviceTraits h200;
+  auto grid = [&](KernelKind kind, int64_t m, int64_t n, int64_t k, int64_t groups = 1) {
+    const KernelSpec spec = rank_configs({kind, m, n, k, groups}, h200).front().spec;
+    return persistent_clusters(spec, m, 132 / kernel_layout(spec).cluster_size, h200) * kernel_layout(spec).cluster_size;
+  };
+  EXPECT_EQ(grid(KernelKind::Gemm1D2D, 4096, 7168, 16384), 128);  // 896 tiles in pairs: 7 waves
+  EXPECT_EQ(grid(KernelKind::Gemm1D2D, 4096, 2112, 7168), 118);   // 352 tiles: 3 waves
+  EXPECT_EQ(grid(KernelKind::Gemm1D1D, 7168, 4096, 16384), 128);  // 1792 tiles: 14 waves
+  // HBM weighs more than half the compute: every SM.
+  EXPECT_EQ(grid(KernelKind::Gemm1D2D, 4096, 32768, 512), 132);
+  EXPECT_EQ(grid(KernelKind::Gemm1D1D, 24576, 4096, 1536), 132);
+  // Decode: one CTA per tile.
+  const KernelSpec decode = rank_configs({KernelKind::Gemm1D2D, 1, 7168, 16384}, h200).front().spec;
+  const KernelLayout dl = kernel_layout(decode);
+  EXPECT_EQ(persistent_clusters(decode, 1, 132 / dl.cluster_size, h200),
+            std::min<int64_t>(super_tile_count(decode.config, 1, dl.n_blocks), 132 / dl.cluster_size));
+  // Grouped kernels: every cluster.
+  EXPECT_EQ(grid(KernelKind::GroupedContiguous, 4 * 8192, 4096, 2048), 132);
 }
