@@ -90,11 +90,14 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   const int buffers =
       l.math_warpgroups <= 2 && waves_per_warpgroup == 1 && c.block_n <= (l.math_warpgroups == 1 ? 144 : 128) ? 2 : 1;
   const bool wgrad = family(spec.kind).fp32_output;
-  const double gap = l.math_warpgroups == 3 ? (wgrad ? kKBlockGapThreeWarpgroups : kKBlockGapThreeWarpgroupsForward)
-                     : buffers == 2 ? kKBlockGapTwoBuffers + (l.math_warpgroups == 2 && !wgrad
-                                                                  ? kKBlockGapTwoWarpgroupsPerColumn * std::max(0, c.block_n - 64)
-                                                                  : 0.0)
-                                            : kKBlockGapOneBuffer;
+  auto k_block_gap = [&]() {
+    if (l.math_warpgroups == 3) return wgrad ? kKBlockGapThreeWarpgroups : kKBlockGapThreeWarpgroupsForward;
+    if (buffers == 1) return kKBlockGapOneBuffer;
+    if (l.math_warpgroups == 2 && !wgrad)
+      return kKBlockGapTwoBuffers + kKBlockGapTwoWarpgroupsPerColumn * std::max(0, c.block_n - 64);
+    return kKBlockGapTwoBuffers;
+  };
+  const double gap = k_block_gap();
   // Two 64-row waves per warpgroup whose columns are not a multiple of 64 cost per tile what
   // the next multiple of 64 costs: 256x112 against 256x128 tiles measured 1.01-1.03x per tile
   // and wave (M = 4097 / 4352; 2112x7168, 24576x1536, 7168x2048; docs/PERFORMANCE.md, log 52).
