@@ -305,27 +305,40 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
       // Epilogue (see the top of the file). Thread (warp w, lane l) holds rows
       // 16 w + l / 4 and + 8 of its warpgroup's 64, columns 8 i + 2 (l % 4) + {0, 1}.
       // With the 64-byte swizzle the 16-byte chunk c of row r sits at chunk
-      // c ^ ((r / 2) % 4): the eight rows of one access spread over all 32 banks twice,
-      // the minimum for 256 bytes.
+      // c ^ ((r / 2) % 4). An 8-byte access is served per half warp (16 lanes, 4 rows, 128
+      // bytes): rows r and r + 2 of a half warp lie in the same 16 banks, and with the
+      // same 8 columns they would hit the same 8 of them (swizzles s and s ^ 1). So each
+      // slab's two 8-column chunks go out in two accesses, and rows with (r / 2) odd
+      // write the other chunk first: every half warp then covers all 32 banks once.
       const int row = tile_row - warpgroup * 64;  // within the warpgroup's 64 rows
       const u32 swizzle = static_cast<u32>(row / 2) % 4u;  // the same for row + 8
+      const bool flip = (row / 2) % 2 != 0;
       mbar_wait(ready, static_cast<u32>(local) & 1u);  // C's tile is in the slabs, or they are free
+      static_assert(kChunks % 2 == 0, "slabs of two 8-column chunks");
 #pragma unroll
-      for (int i = 0; i < kChunks; ++i) {
+      for (int i = 0; i < kChunks; i += 2) {
         const u32 slab = slabs + static_cast<u32>(i / 2) * kSlabBytes;
-        const u32 chunk = ((static_cast<u32>(2 * (i % 2) + (lane % 4) / 2) ^ swizzle) << 4) + 8u * (lane % 2);
-        float v[4] = {acc[4 * i + 0], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]};
-        if (with_c) {
-          float c0, c1, c2, c3;
-          ld_shared_v2_f32(slab + row * 64 + chunk, c0, c1);
-          ld_shared_v2_f32(slab + (row + 8) * 64 + chunk, c2, c3);
-          v[0] += c0;
-          v[1] += c1;
-          v[2] += c2;
-          v[3] += c3;
+#pragma unroll
+        for (int p = 0; p < 2; ++p) {
+          // This access writes chunk i + q of the slab's two (q = p, or 1 - p for a flipped row).
+          const bool second = (p == 1) != flip;
+          const u32 q = second ? 1u : 0u;
+          const u32 chunk = ((2 * q + static_cast<u32>(lane % 4) / 2) ^ swizzle) << 4 | 8u * (lane % 2);
+          float v[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) v[e] = second ? acc[4 * (i + 1) + e] : acc[4 * i + e];
+          if (with_c) {
+            float c0, c1, c2, c3;
+            ld_shared_v2_f32(slab + row * 64 + chunk, c0, c1);
+            ld_shared_v2_f32(slab + (row + 8) * 64 + chunk, c2, c3);
+            v[0] += c0;
+            v[1] += c1;
+            v[2] += c2;
+            v[3] += c3;
+          }
+          st_shared_v2_f32(slab + row * 64 + chunk, v[0], v[1]);
+          st_shared_v2_f32(slab + (row + 8) * 64 + chunk, v[2], v[3]);
         }
-        st_shared_v2_f32(slab + row * 64 + chunk, v[0], v[1]);
-        st_shared_v2_f32(slab + (row + 8) * 64 + chunk, v[2], v[3]);
       }
       // This thread's slab writes become visible to the storer's TMA stores.
       fence_proxy_async_shared();
