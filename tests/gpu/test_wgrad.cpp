@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -71,6 +72,53 @@ TEST_F(GpuWgrad, ThreeMathWarpgroupsLongK) {
   for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) {
     run_case(1300, 2052, 7200, mode);
     run_case(1300, 2052, 7200, mode, KernelConfig{192, 128, 3, 8, 0, 0});
+  }
+}
+
+// C == D and a separate C compute the same single fp32 addition D = fl(C + P), bit for bit
+// (the header's promise, whichever way each path adds; P rounded once by the kernel). P is
+// taken from a call without C; rows of A that are zero make P exactly 0 there, so that C's
+// subnormals, signed zeros and extremes meet a zero addend (subnormals must survive).
+TEST_F(GpuWgrad, InPlaceAndSeparateCAreOneAdditionBitForBit) {
+  const int64_t m = 300, n = 264, k = 1040;
+  host::Fp8Operand ha = host::random_operand(m, k, k, true, 41);
+  for (int64_t r = 0; r < 16; ++r)
+    for (int64_t c = 0; c < k; ++c) ha.data[size_t(r * k + c)] = 0;
+  const DeviceOperand a = upload(ha), b = upload(host::random_operand(n, k, k, true, 43));
+  Fp32Output out = make_fp32_output(m, n, n + 4, 47);
+  const float specials[] = {1e-40f, -1e-40f, 0.0f, -0.0f, 1.17549435e-38f, 3.0e38f, -3.0e38f, 1e-45f};
+  for (int64_t r = 0; r < m; r += 7)
+    for (int64_t c = 0; c < n; c += 5) out.c_host[size_t(r * out.ld + c)] = specials[size_t((r + c) % 8)];
+  check(cudaMemcpy(out.c.get(), out.c_host.data(), out.c_host.size() * 4, cudaMemcpyHostToDevice), "upload C");
+  const Fp8Matrix am{a.data.get(), m, k, k}, bm{b.data.get(), n, k, k};
+  const ScaleMatrix sa = per_token_scales(a.scales.get<float>(), m, k), sb = per_token_scales(b.scales.get<float>(), n, k);
+  for (std::optional<KernelConfig> config : {std::optional<KernelConfig>{}, std::optional<KernelConfig>{KernelConfig{192, 128, 3, 8, 0, 0}}}) {
+    SCOPED_TRACE(config ? "192x128 tiles" : "planned");
+    std::vector<std::vector<float>> d;  // None, Separate, InPlace
+    for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) {
+      init_fp32_output(out, mode);
+      const Fp32Matrix dm = out.d_matrix(), cm = out.c_matrix();
+      if (config)
+        gemm_fp8_nt_wgrad(am, sa, bm, sb, dm, c_argument(mode, dm, cm), *config);
+      else
+        gemm_fp8_nt_wgrad(am, sa, bm, sb, dm, c_argument(mode, dm, cm));
+      check(cudaDeviceSynchronize(), "wgrad");
+      std::vector<float> got(size_t(m * out.ld));
+      check(cudaMemcpy(got.data(), dm.data, got.size() * 4, cudaMemcpyDeviceToHost), "download D");
+      d.push_back(std::move(got));
+    }
+    int64_t differ_in_place = 0, differ_sum = 0, nonzero_p = 0;
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) {
+        const size_t i = size_t(r * out.ld + c);
+        const float want = out.c_host[i] + d[0][i];  // fl(C + P) on the host
+        differ_sum += std::memcmp(&d[1][i], &want, 4) != 0;
+        differ_in_place += std::memcmp(&d[2][i], &d[1][i], 4) != 0;
+        if (r < 16) nonzero_p += d[0][i] != 0.0f;
+      }
+    EXPECT_EQ(differ_sum, 0) << "separate C: D != fl(C + P)";
+    EXPECT_EQ(differ_in_place, 0) << "in place: D differs from the separate C's";
+    EXPECT_EQ(nonzero_p, 0) << "rows of A that are zero: P must be 0";
   }
 }
 
