@@ -195,9 +195,11 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
   const int super_step = kCluster > 1 ? static_cast<int>(cluster_count()) : static_cast<int>(gridDim.x);
   const int kb_begin = kSplitK == 2 ? static_cast<int>(rank) * kKPerSplit : 0;
   const int kb_end = kSplitK == 2 ? imin(kKBlocks, kb_begin + kKPerSplit) : kKBlocks;
-  // This CTA's tile inside a super tile.
+  // This CTA's tile inside a super tile. Contiguous problems without A pairs walk stripes
+  // along M (schedule.cuh), the others stripes along N.
+  constexpr bool kStripesAlongM = kGrouping == 1 && kPairN == 1;
   auto tile_coords = [&](int super_tile, int& m_block, int& n_block) {
-    pair_tile_coords<kSuperN, kGroupN, kPairM, kPairN>(super_tile, super_m, rank, m_block, n_block);
+    pair_tile_coords<kSuperN, kGroupN, kPairM, kPairN, kStripesAlongM>(super_tile, super_m, rank, m_block, n_block);
   };
 
   // Early B (kEarlyB > 0, chosen only when the caller promised that nothing still running

@@ -258,6 +258,12 @@ TEST_F(GpuGrouped, ContiguousOneGroupHoldsAllRows) {
   run_contiguous({"one group holds all rows", 520, 1040, {0, 0, 640, 0}});
 }
 
+// More tiles than CTAs, walked in stripes of M blocks (18 M blocks of 128 rows: two whole
+// stripes of 8 and a partial one) with a partial last N block.
+TEST_F(GpuGrouped, ContiguousManyTileStripes) {
+  run_contiguous({"stripes along M", 1552, 256, {1000, 700, 450}});
+}
+
 TEST_F(GpuGrouped, ContiguousSegmentsInAnyExpertOrder) {
   run_contiguous({"experts out of order", 264, 528, {100, 260, 5}, {2, 0, 1}});
 }
