@@ -36,7 +36,7 @@ struct KernelConfig {
   int block_m = 128;  // 64 (one math warpgroup), 128 or 256 (two), 192 (three)
   int block_n = 128;  // multiple of 16, <= 192 (<= 128 with block_m 192 or 256)
   int stages = 4;     // TMA pipeline depth
-  int group_n = 8;    // rasterization: tiles walk stripes of this many (super) N blocks (M blocks when contiguous)
+  int group_n = 8;    // rasterization: tiles walk stripes of this many (super) N blocks (M blocks: contiguous without A pairs)
   // 0: no cluster. 1: clusters of two CTAs on neighbouring N blocks share A (TMA
   // multicast). 2: two CTAs on neighbouring M blocks share B.
   int multicast = 0;

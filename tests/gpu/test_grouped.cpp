@@ -258,8 +258,9 @@ TEST_F(GpuGrouped, ContiguousOneGroupHoldsAllRows) {
   run_contiguous({"one group holds all rows", 520, 1040, {0, 0, 640, 0}});
 }
 
-// More tiles than CTAs, walked in stripes of M blocks (18 M blocks of 128 rows: two whole
-// stripes of 8 and a partial one) with a partial last N block.
+// Stripes along M with a partial last stripe: 2304 rows after padding (with 128-row tiles
+// 18 M blocks: two whole stripes of 8 and one of 2; with 192 columns 9 N blocks, the last
+// partial, 162 tiles on 132 SMs).
 TEST_F(GpuGrouped, ContiguousManyTileStripes) {
   run_contiguous({"stripes along M", 1552, 256, {1000, 700, 450}});
 }
