@@ -39,18 +39,44 @@ constexpr bool split_reachable(int first) {
   return false;
 }
 
+// Whether some N block of a kN-wide matrix in tiles of kBlockN columns lies inside one
+// 128-column scale block.
+template <int kN, int kBlockN>
+constexpr bool unsplit_reachable() {
+  for (int nb = 0; nb * kBlockN < kN; ++nb)
+    if (128 - nb * kBlockN % 128 >= kBlockN) return true;
+  return false;
+}
+
+// Whether a split at some multiple of kStep from `first` on (below kChunks) is reachable.
+template <int kN, int kChunks, int kStep>
+constexpr bool split_reachable_from(int first) {
+  for (int f = first; f < kChunks; f += kStep)
+    if (split_reachable<kN, kChunks * 8>(f)) return true;
+  return false;
+}
+
 // Picks the promote<> instance for a run-time `first` (uniform across the CTA): the
 // candidates are the multiples of kStep, the chunk granularity at which a tile can
-// cross a 128-column scale boundary, that some N block of a kN-wide B reaches (a tile
-// past N, computed only as a multicast partner and never stored, may take another).
+// cross a 128-column scale boundary, that some N block of a kN-wide B reaches, and the
+// unsplit tile where one is reachable. The last reachable candidate takes every `first`
+// left without a test (a tile past N, computed only as a multicast partner and never
+// stored, may take another instance than its own): e.g. 192-column tiles, which always
+// cross a boundary (after 64 or 128 columns), compile two instances, not three.
 template <int kN, int kChunks, int kStep, int kFirst = kStep>
 __device__ __forceinline__ void promote_dispatch(int first, float (&acc)[kChunks * 4], const float (&part)[kChunks * 4],
                                                  float s_first0, float s_first1, float s_second0, float s_second1,
                                                  float s_third0, float s_third1) {
   if constexpr (kFirst >= kChunks) {
     promote<kChunks, kChunks>(acc, part, s_first0, s_first1, s_second0, s_second1, s_third0, s_third1);
+  } else if constexpr (!split_reachable<kN, kChunks * 8>(kFirst)) {
+    promote_dispatch<kN, kChunks, kStep, kFirst + kStep>(first, acc, part, s_first0, s_first1, s_second0, s_second1,
+                                                         s_third0, s_third1);
+  } else if constexpr (!split_reachable_from<kN, kChunks, kStep>(kFirst + kStep) &&
+                       !unsplit_reachable<kN, kChunks * 8>()) {
+    promote<kFirst, kChunks>(acc, part, s_first0, s_first1, s_second0, s_second1, s_third0, s_third1);
   } else {
-    if (split_reachable<kN, kChunks * 8>(kFirst) && first == kFirst)
+    if (first == kFirst)
       promote<kFirst, kChunks>(acc, part, s_first0, s_first1, s_second0, s_second1, s_third0, s_third1);
     else
       promote_dispatch<kN, kChunks, kStep, kFirst + kStep>(first, acc, part, s_first0, s_first1, s_second0, s_second1,
