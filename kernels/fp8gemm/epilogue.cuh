@@ -56,7 +56,7 @@ __device__ __forceinline__ void split_k_exchange(float (&acc)[kWaves][2 * kHalfA
 // are stored as zeros. row_group[w] holds the group of this thread's two rows of wave w.
 // Only a warp with a padding row in the wave selects (most tiles have none): the selects
 // sit on the epilogue's critical path, where the tensor cores idle (4 x 8192 rows,
-// 4096x2048: ~3 % of the cycles when every warp ran them).
+// 4096x2048: 4.4 % of the cycles when every warp ran them; docs/PERFORMANCE.md, log 64).
 template <int kWaves, int kChunks>
 __device__ __forceinline__ void zero_padding_rows(float (&acc)[kWaves][4 * kChunks], const int (&row_group)[kWaves][2],
                                                   int groups) {
