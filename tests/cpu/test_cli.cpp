@@ -145,6 +145,10 @@ TEST(Cli, ArgumentErrors) {
     r = run_cli("bench --shapes " + dense + bad);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
   }
+  // Kernel-duration timing is a way of timing isolated calls.
+  r = run_cli("bench --kernel-time --shapes " + dense);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--kernel-time requires --isolated"), std::string::npos) << r.output;
   r = run_cli("check --b-constant --config 64,64,8");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   // prewarm --b-constant also builds the decode variant.
@@ -222,7 +226,8 @@ TEST(Cli, InfoAndCheckWithoutGpu) {
   // bench (sustained or --isolated) needs a GPU: exit 4, not a command-line error.
   fp8gemm::test::TempDir dir;
   const std::string shapes = write_shapes(dir.path(), R"({"dense": {"mnk": [[4, 256, 512]]}})");
-  for (const char* mode : {"", " --isolated", " --isolated --flush-mb 7630 --pause-ms 0"}) {
+  for (const char* mode :
+       {"", " --isolated", " --isolated --flush-mb 7630 --pause-ms 0", " --isolated --kernel-time --pause-ms 0"}) {
     const Result bench = run_cli("bench --shapes " + shapes + mode);
     EXPECT_EQ(bench.exit_code, 4) << mode << ": " << bench.output;
   }

@@ -30,6 +30,7 @@
 
 #include "cli/cublaslt_baseline.hpp"
 #include "cli/device_buffer.hpp"
+#include "cli/kernel_timer.hpp"
 #include "common/fp8_host.hpp"
 #include "common/shape_file.hpp"
 #include "fp8gemm/fp8gemm.hpp"
@@ -49,6 +50,8 @@ struct Row {
   std::string kernel;
   double us = 0, tflops = 0, gbs = 0, host_us = 0;
   double cublas_us = 0, cublas_tflops = 0;  // 0: not measured
+  // --kernel-time: us and cublas_us are kernel durations; these, the events around the same calls.
+  double event_us = 0, cublas_event_us = 0;
   double cublas_host_us = 0;                // host cost of one cuBLASLt call of the fastest algorithm (as host_us)
   std::string cublas_note;
   double rel_diff = -1;  // fp8gemm vs cuBLASLt, relative Frobenius
@@ -125,10 +128,13 @@ struct Timing {
   bool isolated = false;
   size_t flush_bytes = size_t(256) << 20;  // isolated: memset before each call
   int pause_ms = 2;                        // isolated: idle time after each call
+  KernelTimer* kernels = nullptr;          // isolated: time calls by their kernels' durations
 };
 
 Timing timing_of(const BenchOptions& o) {
-  return Timing{o.replays, o.isolated, static_cast<size_t>(o.flush_mb) << 20, o.pause_ms};
+  Timing t{o.replays, o.isolated, static_cast<size_t>(o.flush_mb) << 20, o.pause_ms};
+  if (o.kernel_time) t.kernels = KernelTimer::instance(nullptr);  // checked by run_bench
+  return t;
 }
 
 using Call = std::function<void(int, cudaStream_t)>;
@@ -149,12 +155,18 @@ double event_us(const std::function<void()>& work, cudaStream_t stream, const ch
   return ms * 1000.0;
 }
 
+// The time of one isolated call: events around it, and with timing.kernels also the summed
+// durations of its kernels; `us` is the one the rows report.
+struct CallTime {
+  double us = 0, event_us = 0;
+};
+
 // Isolated calls: each one after an L2 flush (a memset of timing.flush_bytes, by default
-// 256 MB) and followed by a pause (timing.pause_ms), timed alone by events around it. With
-// the pauses the card stays below its power limit (under sustained FP8 GEMM load an H200
-// runs at its power cap and clocks down to about 1.3-1.5 GHz), as a GEMM between other work
-// does. Returns the time of one such call.
-double isolated_call_us(const Call& call, int i, int sets, const Timing& timing, cudaStream_t stream) {
+// 256 MB) and followed by a pause (timing.pause_ms), timed alone by events around it (or by
+// its kernels' durations). With the pauses the card stays below its power limit (under
+// sustained FP8 GEMM load an H200 runs at its power cap and clocks down to about 1.3-1.5
+// GHz), as a GEMM between other work does. Returns the time of one such call.
+CallTime isolated_call_us(const Call& call, int i, int sets, const Timing& timing, cudaStream_t stream) {
   // (Allocated once, and again only if a later call asks for a larger flush.)
   static DeviceBuffer flush;
   static size_t flush_capacity = 0;
@@ -162,10 +174,14 @@ double isolated_call_us(const Call& call, int i, int sets, const Timing& timing,
     flush = DeviceBuffer(timing.flush_bytes);
     flush_capacity = timing.flush_bytes;
   }
+  // (The flush is a memset, which the kernel timer does not count; what ran before is dropped.)
+  if (timing.kernels != nullptr) timing.kernels->take_us(nullptr);
   cuda_check(cudaMemsetAsync(flush.get(), i & 0xff, timing.flush_bytes, stream), "L2 flush");
-  const double us = event_us([&] { call(i % sets, stream); }, stream, "isolated call");
+  CallTime t;
+  t.event_us = event_us([&] { call(i % sets, stream); }, stream, "isolated call");
+  t.us = timing.kernels != nullptr ? timing.kernels->take_us(nullptr) : t.event_us;
   if (timing.pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timing.pause_ms));
-  return us;
+  return t;
 }
 
 // Sustained calls: a CUDA graph of about 3 ms of back-to-back calls (a whole number of
@@ -201,13 +217,21 @@ class GraphTimer {
 };
 
 // Median per-call device time (us) of `call(set)`: over graph replays of many calls
-// (sustained load), or over max(20, 2 x replays) isolated calls.
-double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t stream, int* calls_out) {
+// (sustained load), or over max(20, 2 x replays) isolated calls (then, with a kernel timer,
+// also the median of the events' times in `event_us`).
+double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t stream, int* calls_out,
+                  double* event_us = nullptr) {
   std::vector<double> per_call;
   if (timing.isolated) {
+    std::vector<double> events;
     for (int i = 0; i < 3; ++i) call(i % sets, stream);
-    for (int i = 0; i < std::max(20, 2 * timing.replays); ++i) per_call.push_back(isolated_call_us(call, i, sets, timing, stream));
+    for (int i = 0; i < std::max(20, 2 * timing.replays); ++i) {
+      const CallTime t = isolated_call_us(call, i, sets, timing, stream);
+      per_call.push_back(t.us);
+      events.push_back(t.event_us);
+    }
     *calls_out = 1;
+    if (event_us != nullptr && timing.kernels != nullptr) *event_us = median(events);
     return median(per_call);
   }
   GraphTimer timer(call, sets, stream);
@@ -236,7 +260,7 @@ void time_ours(Row* row, const Call& ours, double flops, double bytes, int sets,
   cuda_check(cudaStreamSynchronize(stream), "first call");
   if (after_first_call) after_first_call();
   row->host_us = host_us_per_call(ours, sets, stream);
-  row->us = time_calls(ours, sets, timing, stream, &row->calls_per_graph);
+  row->us = time_calls(ours, sets, timing, stream, &row->calls_per_graph, &row->event_us);
   row->tflops = flops / row->us * 1e-6;
   row->gbs = bytes / row->us * 1e-3;
 }
@@ -257,20 +281,24 @@ std::vector<float> first_call_fp32(Row* row, const Call& ours, double flops, dou
 // in the last second or so, and whichever of two separate measurements came later would run
 // on a hotter card. Returns the medians of a and of b.
 std::pair<double, double> time_paired(const Call& a, const Call& b, int sets, const Timing& timing,
-                                      cudaStream_t stream) {
+                                      cudaStream_t stream, std::pair<double, double>* event_us = nullptr) {
   std::vector<double> ta, tb;
   if (timing.isolated) {
+    std::vector<double> ea, eb;
     for (int i = 0; i < 3; ++i) {
       a(i % sets, stream);
       b(i % sets, stream);
     }
     for (int i = 0; i < std::max(20, 2 * timing.replays); ++i) {
       const bool a_first = i % 2 == 0;
-      const double first = isolated_call_us(a_first ? a : b, i, sets, timing, stream);
-      const double second = isolated_call_us(a_first ? b : a, i, sets, timing, stream);
-      ta.push_back(a_first ? first : second);
-      tb.push_back(a_first ? second : first);
+      const CallTime first = isolated_call_us(a_first ? a : b, i, sets, timing, stream);
+      const CallTime second = isolated_call_us(a_first ? b : a, i, sets, timing, stream);
+      ta.push_back(a_first ? first.us : second.us);
+      tb.push_back(a_first ? second.us : first.us);
+      ea.push_back(a_first ? first.event_us : second.event_us);
+      eb.push_back(a_first ? second.event_us : first.event_us);
     }
+    if (event_us != nullptr && timing.kernels != nullptr) *event_us = {median(ea), median(eb)};
     return {median(ta), median(tb)};
   }
   GraphTimer ga(a, sets, stream), gb(b, sets, stream);
@@ -309,7 +337,10 @@ void time_cublas(Row* row, double flops, int algorithms, const Call& ours,
   }
   const Call fastest = [&](int i, cudaStream_t st) { theirs(best_algo, i, st); };
   row->cublas_host_us = host_us_per_call(fastest, sets, stream);
-  const auto [us, cublas_us] = time_paired(ours, fastest, sets, timing, stream);
+  std::pair<double, double> events{row->event_us, 0.0};
+  const auto [us, cublas_us] = time_paired(ours, fastest, sets, timing, stream, &events);
+  row->event_us = events.first;
+  row->cublas_event_us = events.second;
   row->gbs *= row->us / us;
   row->us = us;
   row->tflops = flops / us * 1e-6;
@@ -932,6 +963,13 @@ int run_bench(const BenchOptions& o) {
     return kExitNoGpu;
   }
   cuda_check(cudaSetDevice(device->ordinal), "cudaSetDevice");
+  if (o.kernel_time) {
+    std::string why;
+    if (KernelTimer::instance(&why) == nullptr) {
+      fmt::print(stderr, "bench --kernel-time: {}\n", why);
+      return 1;
+    }
+  }
   const host::ShapeFile file = host::read_shape_file(o.shapes);
   std::unique_ptr<CublasLtGemm> cublas;
   std::string cublas_version = "not used";
@@ -1087,7 +1125,11 @@ int run_bench(const BenchOptions& o) {
   j["shapes_file"] = o.shapes;
   j["method"] = std::string(o.isolated ? "median time of isolated calls (each after a " + std::to_string(o.flush_mb) +
                                             " MB memset as L2 flush and followed by a " + std::to_string(o.pause_ms) +
-                                            " ms pause)"
+                                            " ms pause)" +
+                                            (o.kernel_time ? ", timed by the summed durations of the call's kernels "
+                                                             "(CUPTI, as a profiler reports them; event_us: the events "
+                                                             "around the same calls)"
+                                                           : ", timed by events around the call")
                                       : "median per-call time of CUDA-graph replays (sustained load)") +
                 ", rotating input copies (>= 256 MB), random data" +
                 (o.b_constant ? "; gemm_fp8_nt with GemmOptions::b_constant" : "") +
@@ -1111,6 +1153,10 @@ int run_bench(const BenchOptions& o) {
       jr["a_rows"] = r.a_rows;
     }
     if (!r.cublas_note.empty()) jr["cublaslt_note"] = r.cublas_note;
+    if (o.kernel_time) {
+      jr["event_us"] = r.event_us;
+      jr["cublaslt_event_us"] = r.cublas_event_us;
+    }
     j["rows"].push_back(jr);
   }
   if (!o.json.empty()) std::ofstream(o.json) << j.dump(2) << "\n";

@@ -16,6 +16,10 @@ struct BenchOptions {
   bool isolated = false;
   int flush_mb = 256;  // isolated: size of the memset before each call (L2 flush)
   int pause_ms = 2;    // isolated: idle time after each call
+  // Isolated: time each call by the summed durations of its kernels as the CUDA profiling
+  // interface (CUPTI) records them, not by events around it: the way profiler-based harnesses
+  // time kernels (the launch gap and the events' own cost left out).
+  bool kernel_time = false;
   bool cublas = true;      // also time cuBLASLt's block-scaled FP8 GEMM
   std::string json, csv;   // optional outputs
   uint64_t seed = 1;
