@@ -13,19 +13,28 @@ namespace fp8gemm_dev {
 
 // Tile order. With a cluster of two CTAs, pairs of tiles that share an operand form
 // one "super tile": kPairN = 2 pairs neighbouring N blocks (they share A), kPairM = 2
-// neighbouring M blocks (they share B). Super tiles are walked in stripes of kGroupN
-// super-N-blocks, M inside a stripe, so that CTAs running at the same time share B
-// and A tiles in L2. A partner tile past the end of M or N (an odd block count) is
-// computed on zero-filled operands and not stored.
+// neighbouring M blocks (they share B). Super tiles are walked in stripes of kGroup
+// blocks of one dimension (the striped one, `striped_blocks` of them), the other
+// dimension (`other_blocks`) inside a stripe, so that CTAs running at the same time share
+// the tiles of both operands in L2; the last stripe may be narrower. Returns the tile's
+// block along the other dimension and along the striped one. A partner tile past the end
+// of M or N (an odd block count) is computed on zero-filled operands and not stored.
+template <int kGroup>
+__device__ __forceinline__ void stripe_coords(int tile, int striped_blocks, int other_blocks, int& other,
+                                              int& striped) {
+  const int per_stripe = other_blocks * kGroup;
+  const int stripe = tile / per_stripe;
+  const int first = stripe * kGroup;
+  const int width = imin(kGroup, striped_blocks - first);
+  const int within = tile - stripe * per_stripe;
+  other = within / width;
+  striped = first + within - other * width;
+}
+
+// Stripes of kGroupN super-N-blocks, M inside a stripe.
 template <int kSuperN, int kGroupN>
 __device__ __forceinline__ void super_tile_coords(int super_tile, int super_m, int& sm, int& sn) {
-  const int per_stripe = super_m * kGroupN;
-  const int stripe = super_tile / per_stripe;
-  const int first = stripe * kGroupN;
-  const int width = imin(kGroupN, kSuperN - first);
-  const int within = super_tile - stripe * per_stripe;
-  sm = within / width;
-  sn = first + within - sm * width;
+  stripe_coords<kGroupN>(super_tile, kSuperN, super_m, sm, sn);
 }
 
 // The same walk with the roles swapped: stripes of kGroupM super-M-blocks, N inside a
@@ -35,13 +44,7 @@ __device__ __forceinline__ void super_tile_coords(int super_tile, int super_m, i
 // instead of once per N stripe (4 x 8192 rows, 4096x2048: 257 -> 166 MB of DRAM reads).
 template <int kSuperN, int kGroupM>
 __device__ __forceinline__ void super_tile_coords_along_m(int super_tile, int super_m, int& sm, int& sn) {
-  const int per_stripe = kSuperN * kGroupM;
-  const int stripe = super_tile / per_stripe;
-  const int first = stripe * kGroupM;
-  const int width = imin(kGroupM, super_m - first);
-  const int within = super_tile - stripe * per_stripe;
-  sn = within / width;
-  sm = first + within - sn * width;
+  stripe_coords<kGroupM>(super_tile, super_m, kSuperN, sn, sm);
 }
 
 // Where an M block of a problem lies. kGrouping 0: dense, rows m_block * kBlockM onwards.
