@@ -179,7 +179,19 @@ CallTime isolated_call_us(const Call& call, int i, int sets, const Timing& timin
   cuda_check(cudaMemsetAsync(flush.get(), i & 0xff, timing.flush_bytes, stream), "L2 flush");
   CallTime t;
   t.event_us = event_us([&] { call(i % sets, stream); }, stream, "isolated call");
-  t.us = timing.kernels != nullptr ? timing.kernels->take_us(nullptr) : t.event_us;
+  t.us = t.event_us;
+  if (timing.kernels != nullptr) {
+    int kernels = 0;
+    const double kernel_us = timing.kernels->take_us(&kernels);
+    if (kernels > 0) {
+      t.us = kernel_us;
+    } else {
+      // (A call with nothing to compute may launch nothing: it keeps the events' time.)
+      static bool told = false;
+      if (!told) fmt::print(stderr, "bench --kernel-time: a call ran no kernel; such calls are timed by events\n");
+      told = true;
+    }
+  }
   if (timing.pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timing.pause_ms));
   return t;
 }
