@@ -271,7 +271,10 @@ void time_ours(Row* row, const Call& ours, double flops, double bytes, int sets,
   ours(0, stream);
   cuda_check(cudaStreamSynchronize(stream), "first call");
   if (after_first_call) after_first_call();
-  row->host_us = host_us_per_call(ours, sets, stream);
+  {
+    const KernelTimer::Paused paused(timing.kernels);
+    row->host_us = host_us_per_call(ours, sets, stream);
+  }
   row->us = time_calls(ours, sets, timing, stream, &row->calls_per_graph, &row->event_us);
   row->tflops = flops / row->us * 1e-6;
   row->gbs = bytes / row->us * 1e-3;
@@ -348,7 +351,10 @@ void time_cublas(Row* row, double flops, int algorithms, const Call& ours,
     }
   }
   const Call fastest = [&](int i, cudaStream_t st) { theirs(best_algo, i, st); };
-  row->cublas_host_us = host_us_per_call(fastest, sets, stream);
+  {
+    const KernelTimer::Paused paused(timing.kernels);
+    row->cublas_host_us = host_us_per_call(fastest, sets, stream);
+  }
   std::pair<double, double> events{row->event_us, 0.0};
   const auto [us, cublas_us] = time_paired(ours, fastest, sets, timing, stream, &events);
   row->event_us = events.first;

@@ -11,7 +11,7 @@
 namespace fp8gemm::cli {
 namespace {
 
-using EnableFn = CUptiResult (*)(CUpti_ActivityKind);
+using EnableFn = CUptiResult (*)(CUpti_ActivityKind);  // also cuptiActivityDisable
 using RegisterFn = CUptiResult (*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
 using FlushFn = CUptiResult (*)(uint32_t);
 using NextRecordFn = CUptiResult (*)(uint8_t*, size_t, CUpti_Activity**);
@@ -19,6 +19,7 @@ using ResultStringFn = CUptiResult (*)(CUptiResult, const char**);
 
 struct Cupti {
   EnableFn enable = nullptr;
+  EnableFn disable = nullptr;
   RegisterFn register_callbacks = nullptr;
   FlushFn flush_all = nullptr;
   NextRecordFn next_record = nullptr;
@@ -75,7 +76,7 @@ std::string start() {
   if (lib == nullptr)
     return "cannot open libcupti.so.13 (the CUDA toolkit's profiling library; add its directory, e.g. "
            "<cuda>/extras/CUPTI/lib64 or <cuda>/lib64, to LD_LIBRARY_PATH)";
-  if (!load(lib, "cuptiActivityEnable", &cupti.enable) ||
+  if (!load(lib, "cuptiActivityEnable", &cupti.enable) || !load(lib, "cuptiActivityDisable", &cupti.disable) ||
       !load(lib, "cuptiActivityRegisterCallbacks", &cupti.register_callbacks) ||
       !load(lib, "cuptiActivityFlushAll", &cupti.flush_all) ||
       !load(lib, "cuptiActivityGetNextRecord", &cupti.next_record))
@@ -108,6 +109,14 @@ double KernelTimer::take_us(int* kernels) {
   total_ns = 0;
   total_kernels = 0;
   return us;
+}
+
+KernelTimer::Paused::Paused(KernelTimer* timer) : timer_(timer) {
+  if (timer_ != nullptr) cupti.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+}
+
+KernelTimer::Paused::~Paused() {
+  if (timer_ != nullptr) cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 }
 
 }  // namespace fp8gemm::cli

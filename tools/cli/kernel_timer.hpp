@@ -20,6 +20,19 @@ class KernelTimer {
   // streams. The caller synchronizes first: only finished kernels are recorded.
   double take_us(int* kernels);
 
+  // Stops recording while it lives (recording costs each launch host time: the host cost of
+  // a call is measured without it).
+  class Paused {
+   public:
+    explicit Paused(KernelTimer* timer);
+    ~Paused();
+    Paused(const Paused&) = delete;
+    Paused& operator=(const Paused&) = delete;
+
+   private:
+    KernelTimer* timer_;
+  };
+
  private:
   KernelTimer() = default;
 };
