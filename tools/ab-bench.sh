@@ -8,12 +8,15 @@
 # used as its FP8GEMM_CACHE_DIR; otherwise VARIANT_DIR/cache is created). PLAN lists bench runs
 # separated by ';', each "shape-file|bench flags", e.g.
 #   "shapes/dense-m4096.json|;shapes/wgrad-only.json|--wgrad"
-# Every run uses `bench --isolated --flush-mb 7630 --pause-ms 0` (the anchors' condition).
+# Every run uses `bench --isolated --flush-mb 7630 --pause-ms 0` (the anchors' condition);
+# add --kernel-time to a run's flags to time it by kernel durations, as the anchors were
+# (libcupti.so.13 on LD_LIBRARY_PATH). Rows of one build move by up to ~8 % between
+# processes (docs/PERFORMANCE.md, log 66): use three rounds or more.
 # The CLI is FP8GEMM_CLI (default build/tools/fp8gemm); it links the library dynamically, so
 # each variant's library is picked with LD_LIBRARY_PATH. Logs and JSON go to OUT_DIR; the
 # geomean lines are printed as they come.
 set -uo pipefail
-[ $# -ge 4 ] || { sed -n '2,13p' "$0" >&2; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
 out=$1 rounds=$2 plan=$3
 shift 3
 cli=${FP8GEMM_CLI:-build/tools/fp8gemm}
