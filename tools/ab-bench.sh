@@ -16,7 +16,7 @@
 # each variant's library is picked with LD_LIBRARY_PATH. Logs and JSON go to OUT_DIR; the
 # geomean lines are printed as they come.
 set -uo pipefail
-[ $# -ge 4 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
 out=$1 rounds=$2 plan=$3
 shift 3
 cli=${FP8GEMM_CLI:-build/tools/fp8gemm}
