@@ -253,8 +253,10 @@ double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t
 }
 
 // The host cost of one call, warm: 64 calls enqueued back to back (the device keeps up, so this
-// is the enqueue path), in microseconds per call.
-double host_us_per_call(const Call& call, int sets, cudaStream_t stream) {
+// is the enqueue path), in microseconds per call; without a kernel timer's recording, whose
+// cost per launch is not the call's.
+double host_us_per_call(const Call& call, int sets, const Timing& timing, cudaStream_t stream) {
+  const KernelTimer::Paused paused(timing.kernels);
   const auto t0 = std::chrono::steady_clock::now();
   constexpr int kHostCalls = 64;
   for (int i = 0; i < kHostCalls; ++i) call(i % sets, stream);
@@ -271,10 +273,7 @@ void time_ours(Row* row, const Call& ours, double flops, double bytes, int sets,
   ours(0, stream);
   cuda_check(cudaStreamSynchronize(stream), "first call");
   if (after_first_call) after_first_call();
-  {
-    const KernelTimer::Paused paused(timing.kernels);
-    row->host_us = host_us_per_call(ours, sets, stream);
-  }
+  row->host_us = host_us_per_call(ours, sets, timing, stream);
   row->us = time_calls(ours, sets, timing, stream, &row->calls_per_graph, &row->event_us);
   row->tflops = flops / row->us * 1e-6;
   row->gbs = bytes / row->us * 1e-3;
@@ -351,10 +350,7 @@ void time_cublas(Row* row, double flops, int algorithms, const Call& ours,
     }
   }
   const Call fastest = [&](int i, cudaStream_t st) { theirs(best_algo, i, st); };
-  {
-    const KernelTimer::Paused paused(timing.kernels);
-    row->cublas_host_us = host_us_per_call(fastest, sets, stream);
-  }
+  row->cublas_host_us = host_us_per_call(fastest, sets, timing, stream);
   std::pair<double, double> events{row->event_us, 0.0};
   const auto [us, cublas_us] = time_paired(ours, fastest, sets, timing, stream, &events);
   row->event_us = events.first;
