@@ -25,7 +25,8 @@
 // the 128-column block after the previous group's (each group padded to whole blocks,
 // the padding zero in memory) and span group_k[g] columns (on the device); its scales
 // are the same blocks of the scale tensors. Tiles run group after group; each role walks
-// the groups in the same order (GroupWalk), so all agree on every tile's K range.
+// the groups in the same order (WgradTiles, schedule.cuh), so all agree on every tile's K
+// range.
 
 #include "fp8gemm/gemm_1d2d.cuh"
 
@@ -117,23 +118,12 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
   // First global access (operands, scales, group_k, C, D) below this line.
   grid_dependency_wait();
 
-  const int m_blocks = (m + kBlockM - 1) / kBlockM;
-  const int group_tiles = m_blocks * kNBlocks;
-  const int num_tiles = kKGrouped ? group_tiles * groups : group_tiles;
   // Dense: every tile takes all kKBlocks K blocks. k-grouped: the walk gives the group
   // and its K blocks; a tile of an empty group is skipped when D already holds C.
-  GroupWalk walk;
-  if (kKGrouped) walk.start(group_k, total_k_blocks);
-  auto tile_coords = [&](int tile, int& m_block, int& n_block) {
-    if (kKGrouped) {
-      walk.to(tile / group_tiles, group_k, total_k_blocks);
-      tile -= walk.group * group_tiles;
-    }
-    super_tile_coords<kNBlocks, kGroupN>(tile, m_blocks, m_block, n_block);
-  };
-  auto k_blocks_now = [&]() { return kKGrouped ? walk.count : kKBlocks; };
-  auto k_first_now = [&]() { return kKGrouped ? walk.first : 0; };
-  auto skip_now = [&]() { return kKGrouped && skip_empty && walk.count == 0; };
+  WgradTiles<kNBlocks, kGroupN, kKBlocks, kKGrouped != 0> tiles((m + kBlockM - 1) / kBlockM, groups, group_k,
+                                                                total_k_blocks);
+  const int num_tiles = tiles.count;
+  auto skip_now = [&]() { return kKGrouped && skip_empty && tiles.k_blocks() == 0; };
 
   if (threadIdx.x >= kMathThreads) {
     release_registers<kProducerRegs>();
@@ -141,8 +131,8 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
       StageCursor<kStages> cursor;
       for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
         int m_block, n_block;
-        tile_coords(tile, m_block, n_block);
-        const int k_blocks = k_blocks_now(), k_first = k_first_now();
+        tiles.at(tile, m_block, n_block);
+        const int k_blocks = tiles.k_blocks(), k_first = tiles.k_first();
         for (int i = 0; i < k_blocks; ++i) {
           const int kb = k_first + i;
           mbar_wait(empty_bars + 8 * cursor.stage, cursor.phase ^ 1);
@@ -164,9 +154,9 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
       int local = 0;  // tiles stored (skipped ones not counted: the math threads skip the same)
       for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
         int m_block, n_block;
-        tile_coords(tile, m_block, n_block);
+        tiles.at(tile, m_block, n_block);
         if (skip_now()) continue;
-        const int group = kKGrouped ? walk.group : 0;
+        const int group = tiles.group();
         const int n0 = n_block * kBlockN, row0 = m_block * kBlockM + w * 64;
         // Slabs inside D: those starting left of N, none if the rows start below M. (Plain
         // loops: this thread has the producer's small register budget.)
@@ -250,10 +240,10 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
     for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
       if (kKGrouped) {
         int m_block, n_block;
-        tile_coords(tile, m_block, n_block);
+        tiles.at(tile, m_block, n_block);
         if (skip_now()) continue;
       }
-      const int k_blocks = k_blocks_now();
+      const int k_blocks = tiles.k_blocks();
 #pragma unroll
       for (int i = 0; i < kAccum; ++i) acc[i] = 0.0f;
       // Nothing is in flight across a loop's back edge: ptxas cannot follow a wgmma

@@ -5,7 +5,8 @@
 // walks its own copy of the same schedule and so agrees on every tile without talking to
 // the others. The tile order (super tiles in stripes) is shared by both kernels; the
 // forward kernel's rows (dense, contiguous) come from tile_rows, the masked walk and the
-// weight gradient's k-grouped walk (GroupWalk) read the group data as they go.
+// weight gradient's tiles (WgradTiles, k-grouped through GroupWalk) read the group data as
+// they go.
 
 #include "fp8gemm/ptx.cuh"
 
@@ -95,6 +96,38 @@ struct GroupWalk {
       count = imin(group_k_blocks(ldg_s32(group_k + group)), total - first);
     }
   }
+};
+
+// The weight gradient's tiles (gemm_1d1d.cuh), the same walk for every role. Dense: the
+// m_blocks x kNBlocks tiles in stripes of kGroupN N blocks, each with all kKBlocks K blocks.
+// k-grouped (kKGrouped): those tiles per group, group after group, each with its group's K
+// blocks (GroupWalk over group_k, cut off at total_k_blocks). at(tile) moves to tile `tile`
+// (tiles only move forward) and gives its blocks; group(), k_first() and k_blocks() then
+// describe it.
+template <int kNBlocks, int kGroupN, int kKBlocks, bool kKGrouped>
+struct WgradTiles {
+  int m_blocks, group_tiles, count;  // count: tiles of all groups
+  const int* group_k;
+  int total_k_blocks;
+  GroupWalk walk;
+  __device__ __forceinline__ WgradTiles(int m_blocks_, int groups, const int* group_k_, int total_k_blocks_)
+      : m_blocks(m_blocks_),
+        group_tiles(m_blocks_ * kNBlocks),
+        count(kKGrouped ? m_blocks_ * kNBlocks * groups : m_blocks_ * kNBlocks),
+        group_k(group_k_),
+        total_k_blocks(total_k_blocks_) {
+    if (kKGrouped) walk.start(group_k, total_k_blocks);
+  }
+  __device__ __forceinline__ void at(int tile, int& m_block, int& n_block) {
+    if (kKGrouped) {
+      walk.to(tile / group_tiles, group_k, total_k_blocks);
+      tile -= walk.group * group_tiles;
+    }
+    super_tile_coords<kNBlocks, kGroupN>(tile, m_blocks, m_block, n_block);
+  }
+  __device__ __forceinline__ int group() const { return kKGrouped ? walk.group : 0; }
+  __device__ __forceinline__ int k_first() const { return kKGrouped ? walk.first : 0; }
+  __device__ __forceinline__ int k_blocks() const { return kKGrouped ? walk.count : kKBlocks; }
 };
 
 // Masked problems (the forward kernel's kGrouping 2): the CTAs walk only the active tiles,
