@@ -198,9 +198,10 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
   // This CTA's tile inside a super tile. Contiguous problems without A pairs walk stripes
   // along M (schedule.cuh), the others stripes along N.
   constexpr bool kStripesAlongM = kGrouping == 1 && kPairN == 1;
-  auto tile_coords = [&](int super_tile, int& m_block, int& n_block) {
-    pair_tile_coords<kSuperN, kGroupN, kPairM, kPairN, kStripesAlongM>(super_tile, super_m, rank, m_block, n_block);
-  };
+  using Tiles = ForwardTiles<kGrouping, kBlockM, kSuperN, kGroupN, kPairM, kPairN, kStripesAlongM>;
+  // Each role walks its own copy of the schedule (schedule.cuh), the same global values
+  // deciding for all; masked, it reads masked_m, so only after the dependency wait.
+  auto tiles_start = [&]() { return Tiles(m, super_m, num_super, group_info, groups, group_rows, rank); };
 
   // Early B (kEarlyB > 0, chosen only when the caller promised that nothing still running
   // writes B or its scales): the producer loads B of its first tile's first kEarlyB stages
@@ -212,7 +213,8 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
       early_stages = imin(kEarlyB, kb_end - kb_begin);
       if (threadIdx.x == kMathThreads) {
         int m_block, n_block;
-        tile_coords(first_super, m_block, n_block);
+        pair_tile_coords<kSuperN, kGroupN, kPairM, kPairN, kStripesAlongM>(first_super, super_m, rank, m_block,
+                                                                            n_block);
         for (int s = 0; s < early_stages; ++s) {
           // The stage's whole byte count: A and its scales follow after the wait.
           const u32 full = full_bars + 8 * s;
@@ -225,26 +227,6 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
   // First global access (operands, scales, group data, D) below this line (B excepted
   // with kEarlyB).
   grid_dependency_wait();
-  // Masked: the CTAs walk only the active tiles (MaskedWalk); each role walks its own copy,
-  // the same global values decide for all. Dense and contiguous: every super tile below
-  // num_super (the walk stays unused).
-  using Walk = MaskedWalk<kBlockM, kSuperN>;
-  auto walk_start = [&]() {
-    Walk w;
-    if constexpr (kGrouping == 2) w.start(group_info, group_rows);
-    return w;
-  };
-  // The coordinates and rows of this CTA's tile `st`, or false past the last tile.
-  auto next_tile = [&](Walk& w, int st, int& m_block, int& n_block, TileRows& tr) {
-    if constexpr (kGrouping == 2) {
-      return next_masked_tile<kGroupN>(w, st, group_info, groups, group_rows, m_block, n_block, tr);
-    } else {
-      if (st >= num_super) return false;
-      tile_coords(st, m_block, n_block);
-      tr = tile_rows<kGrouping, kBlockM>(m_block, m, group_info, groups);
-      return true;
-    }
-  };
 
   if (threadIdx.x >= kMathThreads) {
     release_registers<kProducerRegs>();
@@ -253,12 +235,12 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
       // Streams A, B and A's scales for every K block of every tile. With multicast,
       // this CTA loads its half of the shared operand into both CTAs.
       StageCursor<kStages> cursor;
-      Walk walk = walk_start();
+      Tiles tiles = tiles_start();
       int early_left = early_stages;  // stages of the first tile whose B is already loading
       for (int st = first_super;; st += super_step) {
         int m_block, n_block;
         TileRows tr;
-        if (!next_tile(walk, st, m_block, n_block, tr)) break;
+        if (!tiles.next(st, m_block, n_block, tr)) break;
         const int b_row0 = tr.group * kN + n_block * kBlockN;
         for (int kb = kb_begin; kb < kb_end; ++kb) {
           mbar_wait(empty_bars + 8 * cursor.stage, cursor.phase ^ 1);
@@ -294,11 +276,11 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
       // Copies each tile's B scales (all K blocks, every 128-column block the tile may
       // touch) into one of two shared buffers, a tile ahead of the math warpgroups.
       int local = 0;  // active tiles so far
-      Walk walk = walk_start();
+      Tiles tiles = tiles_start();
       for (int st = first_super;; st += super_step) {
         int m_block, n_block;
         TileRows tr;
-        if (!next_tile(walk, st, m_block, n_block, tr)) break;
+        if (!tiles.next(st, m_block, n_block, tr)) break;
         const int buffer = local & 1;
         mbar_wait(sfb_empty_bars + 8 * buffer, ((local >> 1) & 1) ^ 1);
         // A partner tile past N reads the last scale block (its result is not stored).
@@ -372,7 +354,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
 
     StageCursor<kStages> cursor;
     int local = 0;  // active tiles so far
-    Walk walk = walk_start();
+    Tiles tiles = tiles_start();
     for (int st = first_super;; st += super_step) {
       int m_block, n_block;
       int tile_rows_left;  // rows of the tile below its store limit (masked: below masked_m)
@@ -382,7 +364,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
       int row_group[kGrouping == 1 ? kWaves : 1][2];
       {
         TileRows tr;
-        if (!next_tile(walk, st, m_block, n_block, tr)) break;
+        if (!tiles.next(st, m_block, n_block, tr)) break;
         tile_rows_left = tr.limit - tr.row0;
         if constexpr (kGrouping == 1) {
 #pragma unroll
@@ -559,7 +541,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
       // Epilogue. The tile's coordinates are recomputed rather than kept alive across
       // the K loop. A partner tile past M or N stores nothing.
       TileRows tr;
-      next_tile(walk, st, m_block, n_block, tr);
+      tiles.next(st, m_block, n_block, tr);
       const int n0 = n_block * kBlockN;
       // Padding rows (group index outside [0, groups)) are stored as zeros.
       if constexpr (kGrouping == 1) zero_padding_rows<kWaves, kChunks>(acc, row_group, groups);

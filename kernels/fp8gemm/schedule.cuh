@@ -3,10 +3,11 @@
 // Tile schedules: which tile a persistent CTA computes next, and where its rows and K
 // blocks lie. Every role of a CTA (TMA producer, scale loader, math warpgroups, storers)
 // walks its own copy of the same schedule and so agrees on every tile without talking to
-// the others. The tile order (super tiles in stripes) is shared by both kernels; the
-// forward kernel's rows (dense, contiguous) come from tile_rows, the masked walk and the
-// weight gradient's tiles (WgradTiles, k-grouped through GroupWalk) read the group data as
-// they go.
+// the others. Each kernel has one schedule object per role: ForwardTiles (gemm_1d2d.cuh:
+// dense, contiguous, masked) and WgradTiles (gemm_1d1d.cuh: dense and k-grouped). The tile
+// order (super tiles in stripes) is shared by both; the forward kernel's rows (dense,
+// contiguous) come from tile_rows, the masked walk (MaskedWalk) and the k-grouped one
+// (GroupWalk) read the group data as they go.
 
 #include "fp8gemm/ptx.cuh"
 
@@ -183,5 +184,40 @@ __device__ __forceinline__ bool next_masked_tile(MaskedWalk<kBlockM, kSuperN>& w
   tr = TileRows{base + m_block * kBlockM, base + w.valid, w.group};
   return true;
 }
+
+// The forward kernel's tiles (gemm_1d2d.cuh), the same walk for every role of a CTA (each
+// constructs its own after the dependency wait). Dense and contiguous: the super tiles below
+// num_super, this CTA's tile of each (pair_tile_coords), its rows from tile_rows. Masked
+// (kGrouping 2): only the active tiles, group after group (MaskedWalk, next_masked_tile).
+// next(st, ...) gives super tile st's blocks and rows, or false past the last tile.
+template <int kGrouping, int kBlockM, int kSuperN, int kGroupN, int kPairM, int kPairN, bool kAlongM>
+struct ForwardTiles {
+  int m, super_m, num_super;
+  const int* group_info;
+  int groups, group_rows;
+  u32 rank;
+  MaskedWalk<kBlockM, kSuperN> walk;
+  __device__ __forceinline__ ForwardTiles(int m_, int super_m_, int num_super_, const int* group_info_, int groups_,
+                                          int group_rows_, u32 rank_)
+      : m(m_),
+        super_m(super_m_),
+        num_super(num_super_),
+        group_info(group_info_),
+        groups(groups_),
+        group_rows(group_rows_),
+        rank(rank_) {
+    if constexpr (kGrouping == 2) walk.start(group_info, group_rows);
+  }
+  __device__ __forceinline__ bool next(int st, int& m_block, int& n_block, TileRows& tr) {
+    if constexpr (kGrouping == 2) {
+      return next_masked_tile<kGroupN>(walk, st, group_info, groups, group_rows, m_block, n_block, tr);
+    } else {
+      if (st >= num_super) return false;
+      pair_tile_coords<kSuperN, kGroupN, kPairM, kPairN, kAlongM>(st, super_m, rank, m_block, n_block);
+      tr = tile_rows<kGrouping, kBlockM>(m_block, m, group_info, groups);
+      return true;
+    }
+  }
+};
 
 }  // namespace fp8gemm_dev
