@@ -11,6 +11,7 @@ the instruction mix of the loop body.
 """
 import collections
 import csv
+import re
 import sys
 
 
@@ -19,6 +20,16 @@ def num(x):
         return float(x.replace(",", ""))
     except ValueError:
         return 0.0
+
+
+BRANCH = re.compile(r"\bBRA(?:\.\S+)*\s+(0x[0-9a-fA-F]+)")
+
+
+def address(text):
+    try:
+        return int(text.strip(), 16)
+    except ValueError:
+        return None
 
 
 def main(path, per_iteration=None):
@@ -32,12 +43,17 @@ def main(path, per_iteration=None):
     print("stall reasons (share of all warp samples):")
     for s, v in sorted(sums.items(), key=lambda x: -x[1])[:8]:
         print(f"  {s:26s} {100 * v / total:5.1f}%")
-    print("instructions with the most samples:")
+    print("instructions with the most samples (address; a branch also shows the instruction it")
+    print("goes to, e.g. the try-wait of a barrier loop with the barrier's shared address):")
+    by_address = {address(r[col["Address"]]): r for r in data if address(r[col["Address"]]) is not None}
     top = sorted(data, key=lambda r: -num(r[col["Warp Stall Sampling (All Samples)"]]))[:10]
     for r in top:
         reasons = sorted(((num(r[col[s]]), s) for s in stalls), reverse=True)[:2]
         print(f"  {100 * num(r[col['Warp Stall Sampling (All Samples)']]) / total:5.1f}%  "
-              f"{r[col['Source']][:60]:60s} {', '.join(x[1][6:] for x in reasons)}")
+              f"{r[col['Address']]:>16s}  {r[col['Source']][:60]:60s} {', '.join(x[1][6:] for x in reasons)}")
+        target = BRANCH.search(r[col["Source"]])
+        if target and address(target.group(1)) in by_address:
+            print(f"{'':25s}-> {by_address[address(target.group(1))][col['Source']][:80]}")
     if per_iteration:
         ops = collections.Counter()
         for r in data:
