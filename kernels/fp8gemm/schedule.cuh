@@ -114,7 +114,7 @@ struct WgradTiles {
   __device__ __forceinline__ WgradTiles(int m_blocks_, int groups, const int* group_k_, int total_k_blocks_)
       : m_blocks(m_blocks_),
         group_tiles(m_blocks_ * kNBlocks),
-        count(kKGrouped ? m_blocks_ * kNBlocks * groups : m_blocks_ * kNBlocks),
+        count(kKGrouped ? group_tiles * groups : group_tiles),
         group_k(group_k_),
         total_k_blocks(total_k_blocks_) {
     if (kKGrouped) walk.start(group_k, total_k_blocks);
