@@ -31,6 +31,7 @@
 #include "cli/cublaslt_baseline.hpp"
 #include "cli/device_buffer.hpp"
 #include "cli/kernel_timer.hpp"
+#include "cli/sm_clock.hpp"
 #include "common/fp8_host.hpp"
 #include "common/shape_file.hpp"
 #include "fp8gemm/fp8gemm.hpp"
@@ -56,6 +57,7 @@ struct Row {
   std::string cublas_note;
   double rel_diff = -1;  // fp8gemm vs cuBLASLt, relative Frobenius
   int sets = 0, calls_per_graph = 0;
+  double sm_mhz = 0;  // median SM clock read after each call (replay) of the reported timing; 0: none
 };
 
 // One copy of a problem's inputs and outputs.
@@ -129,11 +131,15 @@ struct Timing {
   size_t flush_bytes = size_t(256) << 20;  // isolated: memset before each call
   int pause_ms = 2;                        // isolated: idle time after each call
   KernelTimer* kernels = nullptr;          // isolated: time calls by their kernels' durations
+  SmClock* clock = nullptr;                // read after each timed call (replay); nullptr: no NVML
 };
 
 Timing timing_of(const BenchOptions& o) {
   Timing t{o.replays, o.isolated, static_cast<size_t>(o.flush_mb) << 20, o.pause_ms};
   if (o.kernel_time) t.kernels = KernelTimer::instance(nullptr);  // checked by run_bench
+  int device = 0;
+  cudaGetDevice(&device);
+  t.clock = SmClock::instance(device, nullptr);
   return t;
 }
 
@@ -180,6 +186,7 @@ CallTime isolated_call_us(const Call& call, int i, int sets, const Timing& timin
   CallTime t;
   t.event_us = event_us([&] { call(i % sets, stream); }, stream, "isolated call");
   t.us = t.event_us;
+  if (timing.clock != nullptr) timing.clock->sample();  // (the call has just ended)
   if (timing.kernels != nullptr) {
     int kernels = 0;
     const double kernel_us = timing.kernels->take_us(&kernels);
@@ -247,9 +254,19 @@ double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t
     return median(per_call);
   }
   GraphTimer timer(call, sets, stream);
-  for (int r = 0; r < timing.replays; ++r) per_call.push_back(timer.replay());
+  for (int r = 0; r < timing.replays; ++r) {
+    per_call.push_back(timer.replay());
+    if (timing.clock != nullptr) timing.clock->sample();
+  }
   *calls_out = timer.calls();
   return median(per_call);
+}
+
+// The median of the SM clocks read since the last take (MHz; 0: none read), and forgets them.
+double take_clock_mhz(const Timing& timing) {
+  if (timing.clock == nullptr) return 0;
+  const std::vector<double> mhz = timing.clock->take();
+  return mhz.empty() ? 0 : median(mhz);
 }
 
 // The host cost of one call, warm: 64 calls enqueued back to back (the device keeps up, so this
@@ -274,7 +291,9 @@ void time_ours(Row* row, const Call& ours, double flops, double bytes, int sets,
   cuda_check(cudaStreamSynchronize(stream), "first call");
   if (after_first_call) after_first_call();
   row->host_us = host_us_per_call(ours, sets, timing, stream);
+  take_clock_mhz(timing);  // (only the timed calls' clocks count)
   row->us = time_calls(ours, sets, timing, stream, &row->calls_per_graph, &row->event_us);
+  row->sm_mhz = take_clock_mhz(timing);
   row->tflops = flops / row->us * 1e-6;
   row->gbs = bytes / row->us * 1e-3;
 }
@@ -324,6 +343,7 @@ std::pair<double, double> time_paired(const Call& a, const Call& b, int sets, co
       tb.push_back(gb.replay());
       ta.push_back(ga.replay());
     }
+    if (timing.clock != nullptr) timing.clock->sample();
   }
   return {median(ta), median(tb)};
 }
@@ -352,7 +372,9 @@ void time_cublas(Row* row, double flops, int algorithms, const Call& ours,
   const Call fastest = [&](int i, cudaStream_t st) { theirs(best_algo, i, st); };
   row->cublas_host_us = host_us_per_call(fastest, sets, timing, stream);
   std::pair<double, double> events{row->event_us, 0.0};
+  take_clock_mhz(timing);
   const auto [us, cublas_us] = time_paired(ours, fastest, sets, timing, stream, &events);
+  row->sm_mhz = take_clock_mhz(timing);  // (both libraries' calls, in alternation)
   row->event_us = events.first;
   row->cublas_event_us = events.second;
   row->gbs *= row->us / us;
@@ -977,6 +999,8 @@ int run_bench(const BenchOptions& o) {
     return kExitNoGpu;
   }
   cuda_check(cudaSetDevice(device->ordinal), "cudaSetDevice");
+  if (std::string why; SmClock::instance(device->ordinal, &why) == nullptr)
+    fmt::print(stderr, "bench: rows without the SM clock: {}\n", why);
   if (o.kernel_time) {
     std::string why;
     if (KernelTimer::instance(&why) == nullptr) {
@@ -1057,7 +1081,8 @@ int run_bench(const BenchOptions& o) {
     return fmt::format("| {:>9} {:>8} | {:>7} {:>9} | {}{}", r.cublas_us > 0 ? fmt::format("{:.1f}", r.cublas_us) : "-",
                        r.cublas_tflops > 0 ? fmt::format("{:.1f}", r.cublas_tflops) : "-",
                        r.cublas_us > 0 ? fmt::format("{:.2f}x", r.cublas_us / r.us) : "-",
-                       r.rel_diff >= 0 ? fmt::format("{:.1e}", r.rel_diff) : "-", r.kernel,
+                       r.rel_diff >= 0 ? fmt::format("{:.1e}", r.rel_diff) : "-",
+                       r.sm_mhz > 0 ? fmt::format("{}  {:.0f} MHz", r.kernel, r.sm_mhz) : r.kernel,
                        bad ? "  MISMATCH" : (r.cublas_note.empty() ? "" : "  (cuBLASLt: " + r.cublas_note + ")"));
   };
   if (o.grouped) {
@@ -1146,6 +1171,9 @@ int run_bench(const BenchOptions& o) {
                                                            : ", timed by events around the call")
                                       : "median per-call time of CUDA-graph replays (sustained load)") +
                 ", rotating input copies (>= 256 MB), random data" +
+                (timing_of(o).clock != nullptr ? "; sm_mhz: median SM clock (NVML) read right after each timed call "
+                                                 "or replay (with cuBLASLt: both libraries' calls in alternation)"
+                                               : "") +
                 (o.b_constant ? "; gemm_fp8_nt with GemmOptions::b_constant" : "") +
                 (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "") +
                 (o.grouped ? "; grouped: rows per expert int(expected_m x U[0.7, 1.3]) (masked: clamped to max_m), "
@@ -1167,6 +1195,7 @@ int run_bench(const BenchOptions& o) {
       jr["a_rows"] = r.a_rows;
     }
     if (!r.cublas_note.empty()) jr["cublaslt_note"] = r.cublas_note;
+    if (r.sm_mhz > 0) jr["sm_mhz"] = r.sm_mhz;
     if (o.kernel_time) {
       jr["event_us"] = r.event_us;
       jr["cublaslt_event_us"] = r.cublas_event_us;
