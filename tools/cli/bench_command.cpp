@@ -1171,9 +1171,10 @@ int run_bench(const BenchOptions& o) {
                                                            : ", timed by events around the call")
                                       : "median per-call time of CUDA-graph replays (sustained load)") +
                 ", rotating input copies (>= 256 MB), random data" +
-                (timing_of(o).clock != nullptr ? "; sm_mhz: median SM clock (NVML) read right after each timed call "
-                                                 "or replay (with cuBLASLt: both libraries' calls in alternation)"
-                                               : "") +
+                (SmClock::instance(device->ordinal, nullptr) != nullptr
+                     ? "; sm_mhz: median SM clock (NVML) read right after each timed call or replay (with "
+                       "cuBLASLt: both libraries' calls in alternation)"
+                     : "") +
                 (o.b_constant ? "; gemm_fp8_nt with GemmOptions::b_constant" : "") +
                 (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "") +
                 (o.grouped ? "; grouped: rows per expert int(expected_m x U[0.7, 1.3]) (masked: clamped to max_m), "
