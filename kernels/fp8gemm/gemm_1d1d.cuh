@@ -19,6 +19,14 @@
 // refills them with the next tile's C by TMA load, which arrives during that tile's K
 // loop; the epilogue adds the result to it in place. The math threads never wait for
 // the stores: they only wait for the slabs to be ready (holding C, or free without C).
+// C is loaded in quarters paced by the producer (three "pace" barriers): a quarter of each
+// warpgroup's slabs when the slabs are free, the others once the producer has reached a
+// quarter, half and three quarters of the tile's K blocks. Loaded at once, every CTA asked
+// HBM for its 64 KB of C at the start of each tile, and the first stages' operands came
+// late (docs/PERFORMANCE.md, log entries 73 and 75). Only tiles of 4 x kStages K blocks or
+// more are paced: the producer then reaches each point only after the math warpgroups
+// consumed a K block of that tile, so after every storer waited for the same point of the
+// tile before (one phase apart, as a parity wait needs).
 //
 // k-grouped (kKGrouped): D [groups, M, N] with D[g] = C[g] + A_g x B_g^T, where A_g and
 // B_g are the columns of group g in A [M, K] and B [N, K]. Group g's columns start at
@@ -79,13 +87,13 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
   // the launch's dynamic shared memory with (kernel_layout), 1024 bytes of slack more.
   constexpr u32 kLayoutBytes = kMathWarpgroups * kSlabs * kSlabBytes +
                                (kStages * (kABytes + kBBytes + kSfaBytes + kSfbBytes) + 7u) / 8u * 8u +
-                               kStages * 16 + kMathWarpgroups * 16;
+                               kStages * 16 + kMathWarpgroups * 16 + 3 * 8;
   static_assert(kLayoutBytes + 1024 == Config::kSmemBytes,
                 "the host's shared-memory layout (kernel_layout in src/problem) is not the kernel's");
 
   // Shared memory: [D slabs per warpgroup][A stages][B stages][A-scale stages]
-  // [B-scale stages][full][empty][slabs ready, result written: per warpgroup], based at
-  // a 1024-byte boundary as the swizzles need.
+  // [B-scale stages][full][empty][slabs ready, result written: per warpgroup][3 pace],
+  // based at a 1024-byte boundary as the swizzles need.
   extern __shared__ unsigned char smem_raw[];
   const u32 smem_d = (smem_addr(smem_raw) + 1023u) & ~1023u;
   const u32 smem_a = smem_d + kMathWarpgroups * kSlabs * kSlabBytes;
@@ -95,6 +103,7 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
   const u32 full_bars = (smem_sfb + kStages * kSfbBytes + 7u) & ~7u;
   const u32 empty_bars = full_bars + kStages * 8;
   const u32 slab_bars = empty_bars + kStages * 8;  // + 16 w: ready; + 16 w + 8: written
+  const u32 pace_bars = slab_bars + kMathWarpgroups * 16;  // + 8 p: K block (p + 1) / 4 of the tile
 
   const int lane = threadIdx.x % 32;
   if (threadIdx.x == kMathThreads) {
@@ -112,6 +121,7 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
       mbar_init(slab_bars + 16 * w, 1);        // the storer (with C: plus the load's bytes)
       mbar_init(slab_bars + 16 * w + 8, 128);  // every thread of the math warpgroup
     }
+    for (int p = 0; p < 3; ++p) mbar_init(pace_bars + 8 * p, 1);  // the producer
     fence_barrier_init();
   }
   __syncthreads();
@@ -124,6 +134,8 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
                                                                 total_k_blocks);
   const int num_tiles = tiles.count;
   auto skip_now = [&]() { return kKGrouped && skip_empty && tiles.k_blocks() == 0; };
+  // Whether the current tile's C loads are paced (see the top of this file).
+  auto paced_now = [&]() { return with_c && tiles.k_blocks() >= 4 * kStages; };
 
   if (threadIdx.x >= kMathThreads) {
     release_registers<kProducerRegs>();
@@ -133,9 +145,18 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
         int m_block, n_block;
         tiles.at(tile, m_block, n_block);
         const int k_blocks = tiles.k_blocks(), k_first = tiles.k_first();
+        // The next pace point: K block `point` (-1: none), on pace barrier `pace`.
+        const int quarter = k_blocks / 4;
+        int point = paced_now() ? quarter : -1;
+        u32 pace = pace_bars;
         for (int i = 0; i < k_blocks; ++i) {
           const int kb = k_first + i;
           mbar_wait(empty_bars + 8 * cursor.stage, cursor.phase ^ 1);
+          if (i == point) {  // K block i's stage is free: block i - kStages of this tile was consumed
+            mbar_arrive(pace);
+            pace += 8;
+            point = pace < pace_bars + 3 * 8 ? point + quarter : -1;
+          }
           const u32 full = full_bars + 8 * cursor.stage;
           mbar_arrive_expect_tx(full, stage_tx_bytes);
           tma_load_2d(smem_a + cursor.stage * kABytes, &tmap_a, full, kb * 128, m_block * kBlockM);
@@ -152,6 +173,7 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
       const u32 slabs = smem_d + static_cast<u32>(w) * (kSlabs * kSlabBytes);
       const u32 ready = slab_bars + 16 * w, written = ready + 8;
       int local = 0;  // tiles stored (skipped ones not counted: the math threads skip the same)
+      int paced = 0;  // paced tiles so far: the pace barriers' phase
       for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
         int m_block, n_block;
         tiles.at(tile, m_block, n_block);
@@ -164,13 +186,21 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
         bulk_wait_group_read0();  // the previous tile's stores have read the slabs
         if (with_c) {
           mbar_arrive_expect_tx(ready, static_cast<u32>(inside) * kSlabBytes);
+          const bool pace = paced_now();
+          int q = 0;  // the quarter of the slabs being loaded
 #pragma unroll 1
           for (int j = 0; j < inside; ++j) {
+            // Slab j is in quarter 4 j / inside; quarter q > 0 waits for pace barrier q - 1.
+            if (pace && 4 * j >= (q + 1) * inside) {
+              for (; 4 * j >= (q + 1) * inside; ++q) {}
+              mbar_wait_sleeping(pace_bars + 8 * (q - 1), static_cast<u32>(paced) & 1u);
+            }
             if (kKGrouped)
               tma_load_3d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + 16 * j, row0, group);
             else
               tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + 16 * j, row0);
           }
+          paced += pace;
         } else {
           mbar_arrive(ready);
         }

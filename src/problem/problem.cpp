@@ -155,8 +155,9 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   const int sfb_bytes = wgrad ? c.stages * ((c.block_n * 4 + 127) / 128 * 128) : 2 * (scale_rows * l.k_blocks * 4);
   const int waves_per_warpgroup = c.block_m / 64 / l.math_warpgroups;
   l.split_exchange_bytes = c.split_k == 2 ? waves_per_warpgroup * (c.block_n / 4) * l.math_warpgroups * 128 * 4 : 0;
-  // (1D1D: full/empty per stage plus "slabs ready" and "result written" per math warpgroup.)
-  const int barrier_bytes = wgrad ? 8 * (2 * c.stages + 2 * l.math_warpgroups)
+  // (1D1D: full/empty per stage plus "slabs ready" and "result written" per math warpgroup,
+  // and the three barriers that pace the storers' C loads.)
+  const int barrier_bytes = wgrad ? 8 * (2 * c.stages + 2 * l.math_warpgroups + 3)
                                   : 8 * (2 * c.stages + 4 + (c.split_k == 2 ? 2 : 0));
   l.smem_bytes = kSmemAlignSlack + c.stages * (l.a_stage_bytes + l.b_stage_bytes + l.sfa_stage_bytes) +
                  l.d_tile_bytes + (sfb_bytes + l.split_exchange_bytes + 7) / 8 * 8 + barrier_bytes;

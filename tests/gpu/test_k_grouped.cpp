@@ -107,6 +107,14 @@ TEST_F(GpuKGrouped, UnevenGroupsWithEmptyAndPartialBlocks) {
   for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run(p, mode, want);
 }
 
+// Groups whose K is many times the pipeline's depth next to short and empty ones, with and
+// without C (small enough for the sanitizers).
+TEST_F(GpuKGrouped, LongAndShortGroups) {
+  Problem p = make_problem(200, 264, {4096, 0, 2200, 128, 3072}, 13);
+  const std::vector<double> want = reference(p.ha, p.hb, p.ks);
+  for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run(p, mode, want);
+}
+
 TEST_F(GpuKGrouped, SingleGroupAndEqualGroups) {
   {
     Problem p = make_problem(256, 512, {1024}, 21);
