@@ -9,7 +9,9 @@
 // tensor cores still run the second (the other math warpgroup's wgmma fills the rest).
 // Tiles wider than 128 columns, and 192-row tiles (three math warpgroups, 152 registers
 // each), have registers for one buffer: one K block at a time, the other warpgroups'
-// wgmma filling the tensor cores while one promotes.
+// wgmma filling the tensor cores while one promotes; where the registers also hold the K
+// block's scales, they are read while its wgmma runs rather than after it (192x96: 1.6 %,
+// docs/PERFORMANCE.md log 81).
 // (Making the two warpgroups take turns on the tensor cores, each issuing only after
 // the other issued, measured 15-20 % slower: docs/PERFORMANCE.md.)
 //
@@ -241,16 +243,34 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
     // After `buf`'s wgmma group completed: promotion with a scale per row (A) and per
     // column (B) of the K block, then the stage is freed (the last products are inputs
     // of the arrival, so every scale load of the stage came before it).
-    auto retire = [&](float(&buf)[kAccum], int stage) {
+    // A K block's scales as this thread uses them: its two rows' (A) and its columns' (B).
+    struct Scales {
+      float a0, a1, b[kChunks][2];
+    };
+    auto load_scales = [&](Scales& sc, int stage) {
+      const u32 sfa = smem_sfa + stage * kSfaBytes + tile_row * 4;
+      sc.a0 = ld_shared_f32(sfa);
+      sc.a1 = ld_shared_f32(sfa + 8 * 4);
+      const u32 sfb = smem_sfb + stage * kSfbBytes + col_in_chunk * 4;
+#pragma unroll
+      for (int i = 0; i < kChunks; ++i) {
+        sc.b[i][0] = ld_shared_f32(sfb + 8 * i * 4);
+        sc.b[i][1] = ld_shared_f32(sfb + 8 * i * 4 + 4);
+      }
+    };
+    // `pre`: the scales read while the wgmma ran (load_scales), else null: read here, each
+    // chunk's just before its products.
+    auto retire = [&](float(&buf)[kAccum], int stage, const Scales* pre = nullptr) {
 #pragma unroll
       for (int i = 0; i < kAccum; ++i) fence_operand(buf[i]);
       const u32 sfa = smem_sfa + stage * kSfaBytes + tile_row * 4;
-      const float sa0 = ld_shared_f32(sfa), sa1 = ld_shared_f32(sfa + 8 * 4);
+      const float sa0 = pre ? pre->a0 : ld_shared_f32(sfa), sa1 = pre ? pre->a1 : ld_shared_f32(sfa + 8 * 4);
       const u32 sfb = smem_sfb + stage * kSfbBytes + col_in_chunk * 4;
       float last0 = 0.0f, last1 = 0.0f;
 #pragma unroll
       for (int i = 0; i < kChunks; ++i) {
-        const float sb0 = ld_shared_f32(sfb + 8 * i * 4), sb1 = ld_shared_f32(sfb + 8 * i * 4 + 4);
+        const float sb0 = pre ? pre->b[i][0] : ld_shared_f32(sfb + 8 * i * 4);
+        const float sb1 = pre ? pre->b[i][1] : ld_shared_f32(sfb + 8 * i * 4 + 4);
         last0 = sa0 * sb0;
         last1 = sa1 * sb1;
         acc[4 * i + 0] += last0 * buf[4 * i + 0];
@@ -261,6 +281,9 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
       __syncwarp();
       if (lane == 0) mbar_arrive_after(empty_bars + 8 * stage, last0, last1);
     };
+    // One-buffer tiles read the scales while the wgmma runs where the registers allow it
+    // (the accumulators, the buffer and the scales, with ~28 to spare).
+    constexpr bool kPreloadScales = kBuffers == 1 && 2 * kAccum + kBlockN / 4 + 2 + 28 <= kMathRegs;
 
     const u32 slabs = smem_d + static_cast<u32>(warpgroup) * (kSlabs * kSlabBytes);
     const u32 ready = slab_bars + 16 * static_cast<u32>(warpgroup), written = ready + 8;
@@ -286,8 +309,15 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
         const int stage = cursor.stage;
         issue(part[0], stage);
         cursor.advance();
-        wgmma_wait<0>();
-        retire(part[0], stage);
+        if constexpr (kPreloadScales) {
+          Scales sc;
+          load_scales(sc, stage);
+          wgmma_wait<0>();
+          retire(part[0], stage, &sc);
+        } else {
+          wgmma_wait<0>();
+          retire(part[0], stage);
+        }
       };
       if constexpr (kBuffers == 1) {
         // (The pair loop is not even compiled here: with one buffer it would issue into
