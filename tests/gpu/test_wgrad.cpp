@@ -67,6 +67,15 @@ TEST_F(GpuWgrad, ExplicitConfigsCoverEveryTile) {
     for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run_case(1100, 4100, 1040, mode, config);
 }
 
+// Long K on few tiles, with and without C: every tile's K loop is many times the pipeline's
+// depth, so the C loads that overlap it are spread over it (small enough for the sanitizers).
+TEST_F(GpuWgrad, LongKOnFewTiles) {
+  const std::optional<KernelConfig> configs[] = {std::nullopt, KernelConfig{192, 128, 3, 8, 0, 0},
+                                                 KernelConfig{128, 64, 6, 8, 0, 0}};
+  for (const std::optional<KernelConfig>& config : configs)
+    for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run_case(300, 264, 8208, mode, config);
+}
+
 // 192-row tiles with a long K loop (the planner's choice for this shape, and explicitly).
 TEST_F(GpuWgrad, ThreeMathWarpgroupsLongK) {
   for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) {
@@ -79,14 +88,6 @@ TEST_F(GpuWgrad, ThreeMathWarpgroupsLongK) {
 // (the header's promise, whichever way each path adds; P rounded once by the kernel). P is
 // taken from a call without C; rows of A that are zero make P exactly 0 there, so that C's
 // subnormals, signed zeros and extremes meet a zero addend (subnormals must survive).
-// Long K on few tiles, with and without C: every tile's K loop is many times the pipeline's
-// depth, so the C loads that overlap it are spread over it (small enough for the sanitizers).
-TEST_F(GpuWgrad, LongKOnFewTiles) {
-  for (std::optional<KernelConfig> config : {std::optional<KernelConfig>{}, std::optional<KernelConfig>{KernelConfig{192, 128, 3, 8, 0, 0}},
-                                             std::optional<KernelConfig>{KernelConfig{128, 64, 6, 8, 0, 0}}})
-    for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run_case(300, 264, 8208, mode, config);
-}
-
 TEST_F(GpuWgrad, InPlaceAndSeparateCAreOneAdditionBitForBit) {
   const int64_t m = 300, n = 264, k = 1040;
   host::Fp8Operand ha = host::random_operand(m, k, k, true, 41);
