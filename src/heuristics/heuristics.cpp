@@ -23,6 +23,13 @@ constexpr double kLaunchCycles = 3000;       // launch, pipeline fill, last tile
 // tiles, decode) is latency-bound: ~200 cycles plus ~1 per column (fitted to the decode
 // sweep in tests/data; 150-225 rank the same).
 constexpr double kKBlockGapOneBuffer = 270, kKBlockGapTwoBuffers = 200;
+// The k-grouped kernel's one-buffer tiles (wider than 128 columns) lose no more per K block
+// than its two-buffer ones: 128x192 tiles ran the six DeepSeek-V3 k-grouped sets 0-3 % faster
+// than 128x128, none slower (H200, isolated calls, seven rounds, docs/PERFORMANCE.md log 82);
+// this kernel waits on its operands (log 68-73), and 192 columns read 17 % fewer of them per
+// FLOP. The dense weight gradient keeps 270: with 200 its planner took 128x192 tiles for
+// 2112x4096x7168 and 24576x4096x1536, measured 3.5 % and 2-4 % slower than its 192x128 ones.
+constexpr double kKBlockGapOneBufferKGrouped = 200;
 // The forward GEMM's 128-row tiles with two buffers: the exposed promotion grows with the
 // columns past 64 (fitted to 128x128 tiles, ~800 cycles per K block at 1.6 GHz against 512 of
 // tensor work: 4097x7168x16384 in 14 waves, 4096x7168 at M = 512 in one; 128x64 tiles at M =
@@ -73,7 +80,7 @@ double l2_bytes_per_k_block(const KernelConfig& c, int64_t m) {
 
 }  // namespace
 
-Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups) {
+Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups, bool k_grouped) {
   const KernelConfig& c = spec.config;
   const KernelLayout l = kernel_layout(spec);
   const int64_t group_m = (m + groups - 1) / std::max<int64_t>(groups, 1);
@@ -92,7 +99,7 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   const bool wgrad = family(spec.kind).fp32_output;
   auto k_block_gap = [&]() {
     if (l.math_warpgroups == 3) return wgrad ? kKBlockGapThreeWarpgroups : kKBlockGapThreeWarpgroupsForward;
-    if (buffers == 1) return kKBlockGapOneBuffer;
+    if (buffers == 1) return k_grouped ? kKBlockGapOneBufferKGrouped : kKBlockGapOneBuffer;
     if (l.math_warpgroups == 2 && !wgrad)
       return kKBlockGapTwoBuffers + kKBlockGapTwoWarpgroupsPerColumn * std::max(0, c.block_n - 64);
     return kKBlockGapTwoBuffers;
@@ -216,7 +223,7 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
           // A tile whose two stages exceed the device's shared memory cannot run there.
           if (kernel_layout(spec).smem_bytes > device.max_smem_bytes) continue;
           if (!spec_illegal_reason(spec).empty()) continue;
-          const Prediction prediction = predict(spec, m, device, groups);
+          const Prediction prediction = predict(spec, m, device, groups, f.k_at_run_time);
           // TMA stores with block_n % 64 != 0 (the last slab overlaps the one before, some
           // columns go out twice) only for tiles of two math warpgroups where the tensor
           // cores bound the time: measured 5 % faster than direct stores at M = 4096

@@ -34,7 +34,9 @@ struct Prediction {
   double memory_us = 0.0;
   double us() const { return compute_us > memory_us ? compute_us : memory_us; }
 };
-Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups = 1);
+// k_grouped: the spec (of the dense weight-gradient kind) is ranked for the k-grouped kernel.
+Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device, int64_t groups = 1,
+                   bool k_grouped = false);
 
 // The persistent grid of a planned kernel, in clusters, on a device where at most
 // max_clusters are resident at once: one per super tile up to that, except that dense

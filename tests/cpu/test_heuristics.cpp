@@ -262,7 +262,17 @@ TEST(Heuristics, WeightGradientCandidates) {
   // Rows that 192-row tiles cover better than 128 (1300 = 6.8 x 192, 10.2 x 128) with tails in
   // N and K. (GpuWgrad covers every tile height through explicit configs, not through this.)
   EXPECT_EQ(rank_configs({KernelKind::Gemm1D1D, 1300, 2052, 7200}, h200).front().spec.config.block_m, 192);
-  // Not for k-grouped (measured slower there) nor for the m-grouped forward kernels.
+  // k-grouped: 128x192 tiles on the DeepSeek-V3 sets (measured 0-3 % faster than 128x128;
+  // docs/PERFORMANCE.md, log 82); the dense weight gradient keeps its tiles.
+  for (auto [groups, m, n, k] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{4, 4096, 7168, 8192}, {4, 7168, 2048, 8192},
+                                 {8, 4096, 7168, 4096}, {8, 7168, 2048, 4096}, {16, 4096, 7168, 2048},
+                                 {16, 7168, 2048, 2048}}) {
+    const KernelConfig c =
+        rank_configs(cost_model_problem({KernelKind::KGrouped, groups * m, n, k, groups}), h200).front().spec.config;
+    EXPECT_EQ(c.block_m, 128) << groups << " x " << m << "x" << n;
+    EXPECT_EQ(c.block_n, 192) << groups << " x " << m << "x" << n;
+  }
+  // 192-row tiles: not for k-grouped (measured slower there) nor for the m-grouped forward kernels.
   for (const RankedConfig& r : rank_configs({KernelKind::KGrouped, 4 * 4096, 7168, 8192, 4}, h200))
     EXPECT_NE(r.spec.config.block_m, 192) << r.spec.slug();
   for (const RankedConfig& r : rank_configs({KernelKind::GroupedContiguous, 4 * 8192, 4096, 2048}, h200))

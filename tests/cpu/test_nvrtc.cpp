@@ -68,6 +68,9 @@ TEST(Nvrtc, GemmKernelCompilesWithoutLocalMemory) {
            KernelSpec{KernelKind::Gemm1D1D, 4096, 16384, KernelConfig{128, 128, 4, 8}},
            KernelSpec{KernelKind::KGrouped, 7168, 0, KernelConfig{192, 96, 4, 8}},
            KernelSpec{KernelKind::KGrouped, 7168, 0, KernelConfig{128, 128, 4, 8}},
+           KernelSpec{KernelKind::KGrouped, 2048, 0, KernelConfig{128, 144, 4, 8}},
+           KernelSpec{KernelKind::KGrouped, 7168, 0, KernelConfig{128, 160, 3, 8}},
+           KernelSpec{KernelKind::KGrouped, 2048, 0, KernelConfig{128, 192, 3, 8}},
        })
     expect_clean_kernel(s);
   for (const KernelConfig& c : {KernelConfig{64, 128, 6, 8, 0, 0}, KernelConfig{128, 16, 6, 8, 0, 0},
