@@ -231,4 +231,9 @@ TEST(Cli, InfoAndCheckWithoutGpu) {
     const Result bench = run_cli("bench --shapes " + shapes + mode);
     EXPECT_EQ(bench.exit_code, 4) << mode << ": " << bench.output;
   }
+  // The weight gradient takes --config too (gemm_fp8_nt_wgrad's KernelConfig overload).
+  const std::string wgrad = write_shapes(dir.path(), R"({"wgrad": {"mnk": [[256, 256, 512]]}})", "wgrad.json");
+  const Result bench = run_cli("bench --wgrad --config 128,128,4 --config 128,192,3,8 --shapes " + wgrad);
+  EXPECT_EQ(bench.exit_code, 4) << bench.output;
+  EXPECT_EQ(bench.output.find("does not apply"), std::string::npos) << bench.output;
 }

@@ -415,8 +415,10 @@ double relative_difference(const std::vector<T>& x, const std::vector<T>& y) {
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-std::string config_name(const KernelConfig& c) {
-  const int tma_store = c.tma_store < 0 ? int(c.block_n % (c.split_k == 2 ? 128 : 64) == 0) : c.tma_store;
+// (wgrad: the weight-gradient kernel has no TMA-store option; tma_store -1 reads as 0 there.)
+std::string config_name(const KernelConfig& c, bool wgrad = false) {
+  const int tma_store =
+      wgrad ? std::max(c.tma_store, 0) : c.tma_store < 0 ? int(c.block_n % (c.split_k == 2 ? 128 : 64) == 0) : c.tma_store;
   return fmt::format("bm{}_bn{}_s{}_g{}{}{}{}", c.block_m, c.block_n, c.stages, c.group_n,
                      c.multicast == 1 ? "_mcA" : c.multicast == 2 ? "_mcB" : "", tma_store == 1 ? "_ts" : tma_store == 2 ? "_ts1" : "",
                      c.split_k == 2 ? "_sk2" : "");
@@ -482,14 +484,15 @@ Row bench_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cub
 // that both libraries accumulate into (its values do not change the time; fp32 does not
 // overflow in the calls a bench makes). D starts as random values of about the product's
 // magnitude, so that the check, one call of each library from that same D, also sees C added.
-Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream) {
+Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream,
+                      const KernelConfig* config) {
   Row row;
   row.kind = "wgrad";
   const int64_t m = shape.m, n = shape.n, k = shape.k;
   row.m = m;
   row.n = n;
   row.k = k;
-  row.kernel = kernel_name(shape);
+  row.kernel = config != nullptr ? config_name(*config, /*wgrad=*/true) : kernel_name(shape);
   // cuBLASLt needs M % 4 == 0: A and D are padded to 4 rows as in the dense bench (ours
   // reads and writes the first M).
   const int64_t m_pad = (m + 3) / 4 * 4, kb = (k + 127) / 128;
@@ -522,9 +525,12 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
   auto ours = [&](int i, cudaStream_t st) {
     const Set& x = s[size_t(i)];
     const Fp32Matrix md{x.d.get<float>(), m, n, n};
-    gemm_fp8_nt_wgrad(Fp8Matrix{x.a.get(), m, k, k}, ScaleMatrix{x.sfa.get<float>(), m, kb, 1, a.scale_stride},
-                      Fp8Matrix{x.b.get(), n, k, k}, ScaleMatrix{x.sfb.get<float>(), n, kb, 1, b.scale_stride}, md,
-                      &md, st);
+    const Fp8Matrix ma{x.a.get(), m, k, k}, mb{x.b.get(), n, k, k};
+    const ScaleMatrix sa{x.sfa.get<float>(), m, kb, 1, a.scale_stride}, sb{x.sfb.get<float>(), n, kb, 1, b.scale_stride};
+    if (config != nullptr)
+      gemm_fp8_nt_wgrad(ma, sa, mb, sb, md, &md, *config, st);
+    else
+      gemm_fp8_nt_wgrad(ma, sa, mb, sb, md, &md, st);
   };
   const double flops = 2.0 * double(m) * double(n) * double(k);
   // A, B, both scale tensors once; D read and written in fp32.
@@ -1114,7 +1120,8 @@ int run_bench(const BenchOptions& o) {
       Row r;
       try {
         CublasLtGemm* baseline = config == choices.front() ? cublas.get() : nullptr;
-        r = o.wgrad ? bench_wgrad_shape(shape, o, baseline, stream) : bench_shape(shape, o, baseline, stream, config);
+        r = o.wgrad ? bench_wgrad_shape(shape, o, baseline, stream, config)
+                    : bench_shape(shape, o, baseline, stream, config);
       } catch (const Error& e) {
         if (config == nullptr || e.code() != ErrorCode::InvalidArgument) throw;
         fmt::print("{:>6} {:>6} {:>6} | {} skipped: {}\n", shape.m, shape.n, shape.k, config_name(*config), e.what());

@@ -343,7 +343,8 @@ int main(int argc, char** argv) {
   bench->add_option("--config", bench_configs,
                     "Time this kernel config instead of the library's choice: "
                     "bm,bn,stages[,group_n[,multicast[,tma_store[,split_k]]]] (multicast 0 none, 1 share A, 2 share B; "
-                    "tma_store 0 direct, 1 slab buffers, 2 one buffer, default 1 when bn % 64 == 0; split_k 1 or 2); repeat to compare several");
+                    "tma_store 0 direct, 1 slab buffers, 2 one buffer, default 1 when bn % 64 == 0; split_k 1 or 2; with --wgrad: "
+                    "bm,bn,stages[,group_n], the weight-gradient kernel having none of the others); repeat to compare several");
 
   // The first word that is not an option (or an option's value) must be a command, and the
   // word after `cache` one of its commands: say so plainly rather than "A subcommand is required".
@@ -420,11 +421,6 @@ int main(int argc, char** argv) {
       return 2;
     }
     bench_options.configs.push_back(config);
-  }
-  if (bench_options.wgrad && !bench_options.configs.empty()) {
-    fmt::print(stderr, "bench: --config does not apply to --wgrad (gemm_fp8_nt_wgrad has no KernelConfig overload; "
-                       "it runs the library's choice)\n");
-    return 2;
   }
   if (bench_options.wgrad && bench_options.quantize) {
     fmt::print(stderr, "bench: --wgrad and --quantize exclude each other\n");
