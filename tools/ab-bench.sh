@@ -14,9 +14,10 @@
 # processes (docs/PERFORMANCE.md, log 66): use three rounds or more.
 # The CLI is FP8GEMM_CLI (default build/tools/fp8gemm); it links the library dynamically, so
 # each variant's library is picked with LD_LIBRARY_PATH. Logs and JSON go to OUT_DIR; the
-# geomean lines are printed as they come.
+# geomean lines are printed as they come. tools/ab_summary.py OUT_DIR... tabulates each
+# shape's median over the rounds per build and its ratio to the first build.
 set -uo pipefail
-[ $# -ge 4 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,18p' "$0" >&2; exit 2; }
 out=$1 rounds=$2 plan=$3
 shift 3
 cli=${FP8GEMM_CLI:-build/tools/fp8gemm}

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Per-shape medians of a tools/ab-bench.sh run: one table per shape set, a column per build.
+
+Usage: tools/ab_summary.py OUT_DIR [OUT_DIR ...]
+
+Reads every OUT_DIR/<set>-<build>-<round>.json that ab-bench.sh wrote (several directories
+pool their rounds, e.g. two device runs of the same builds). For each shape it prints each
+build's median TFLOPS over its rounds (with the number of rounds), and every build after the
+first as a ratio of its median to the first build's; the last line of a table is the
+geometric mean of those medians and ratios. TFLOPS, not times: grouped shapes draw their row
+or column counts per process, so the same row of two processes may have different sizes.
+The first build is the one named first on ab-bench.sh's command line (the order of the
+files' first rounds), unless --base NAME says otherwise. (Build names, the variant
+directories' base names, must not contain '-': the file names are split at the last two.)
+"""
+import glob
+import json
+import math
+import os
+import re
+import statistics
+import sys
+
+
+def shape_key(row):
+    if row.get("groups"):
+        return (row["kind"], row["groups"], row.get("expected_m", 0), row["n"], row.get("k") if row["kind"] != "k_grouped" else 0,
+                row["m"] if row["kind"] == "k_grouped" else 0)
+    return (row["kind"], row["m"], row["n"], row["k"])
+
+
+def shape_name(key):
+    if len(key) == 6:
+        kind, groups, expected, n, k, m = key
+        if kind == "k_grouped":
+            return f"{kind} {groups} x {m}x{n}, K {expected}"
+        return f"{kind} {groups} x {expected}, {n}x{k}"
+    kind, m, n, k = key
+    return f"{kind} {m}x{n}x{k}"
+
+
+def main(argv):
+    base = None
+    if "--base" in argv:
+        i = argv.index("--base")
+        base = argv[i + 1]
+        del argv[i:i + 2]
+    if not argv:
+        sys.stderr.write(__doc__)
+        return 2
+    pattern = re.compile(r"^(?P<set>.+)-(?P<build>[^-]+)-(?P<round>\d+)\.json$")
+    # set -> build -> shape -> [tflops]; builds in the order of their first file's mtime
+    data, first_seen = {}, {}
+    for d in argv:
+        for path in glob.glob(os.path.join(d, "*.json")):
+            m = pattern.match(os.path.basename(path))
+            if not m:
+                continue
+            with open(path) as f:
+                rows = json.load(f).get("rows", [])
+            build = m.group("build")
+            first_seen[build] = min(first_seen.get(build, math.inf), os.path.getmtime(path))
+            shapes = data.setdefault(m.group("set"), {}).setdefault(build, {})
+            for r in rows:
+                if r.get("tflops", 0) > 0 and not r.get("cublas_only"):
+                    shapes.setdefault(shape_key(r), []).append(r["tflops"])
+    if not data:
+        sys.stderr.write("no <set>-<build>-<round>.json files found\n")
+        return 1
+    for set_name, builds in sorted(data.items()):
+        order = sorted(builds, key=lambda b: first_seen[b])
+        if base is not None and base in order:
+            order.remove(base)
+            order.insert(0, base)
+        shapes = []
+        for b in order:
+            for key in builds[b]:
+                if key not in shapes:
+                    shapes.append(key)
+        print(f"\n{set_name}: median TFLOPS (rounds); ratio to {order[0]}")
+        head = ["shape"] + [f"{b}" for b in order] + [f"{b} / {order[0]}" for b in order[1:]]
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        logs = {b: [] for b in order}
+        ratio_logs = {b: [] for b in order[1:]}
+        for key in shapes:
+            medians = {b: statistics.median(builds[b][key]) for b in order if key in builds[b]}
+            cells = [shape_name(key)]
+            for b in order:
+                cells.append(f"{medians[b]:.1f} ({len(builds[b][key])})" if b in medians else "-")
+                if b in medians:
+                    logs[b].append(math.log(medians[b]))
+            for b in order[1:]:
+                if b in medians and order[0] in medians:
+                    ratio = medians[b] / medians[order[0]]
+                    ratio_logs[b].append(math.log(ratio))
+                    cells.append(f"{ratio:.3f}")
+                else:
+                    cells.append("-")
+            print("| " + " | ".join(cells) + " |")
+        geo = ["geomean"] + [f"{math.exp(sum(v) / len(v)):.1f}" if v else "-" for v in logs.values()]
+        geo += [f"{math.exp(sum(v) / len(v)):.3f}" if v else "-" for v in ratio_logs.values()]
+        print("| " + " | ".join(geo) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
