@@ -5,7 +5,8 @@
 #   tools/ab-bench.sh OUT_DIR ROUNDS PLAN VARIANT_DIR...
 #
 # Each VARIANT_DIR holds one build's libfp8gemm.so.0 (and, optionally, a prewarmed cache/
-# used as its FP8GEMM_CACHE_DIR; otherwise VARIANT_DIR/cache is created). PLAN lists bench runs
+# used as its FP8GEMM_CACHE_DIR; otherwise VARIANT_DIR/cache is created): see
+# tools/build-variant.sh. PLAN lists bench runs
 # separated by ';', each "shape-file|bench flags", e.g.
 #   "shapes/dense-m4096.json|;shapes/wgrad-only.json|--wgrad"
 # Every run uses `bench --isolated --flush-mb 7630 --pause-ms 0` (the anchors' condition);
@@ -17,7 +18,7 @@
 # geomean lines are printed as they come. tools/ab_summary.py OUT_DIR... tabulates each
 # shape's median over the rounds per build and its ratio to the first build.
 set -uo pipefail
-[ $# -ge 4 ] || { sed -n '2,18p' "$0" >&2; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,19p' "$0" >&2; exit 2; }
 out=$1 rounds=$2 plan=$3
 shift 3
 cli=${FP8GEMM_CLI:-build/tools/fp8gemm}
