@@ -1124,7 +1124,8 @@ int run_bench(const BenchOptions& o) {
                     : bench_shape(shape, o, baseline, stream, config);
       } catch (const Error& e) {
         if (config == nullptr || e.code() != ErrorCode::InvalidArgument) throw;
-        fmt::print("{:>6} {:>6} {:>6} | {} skipped: {}\n", shape.m, shape.n, shape.k, config_name(*config), e.what());
+        fmt::print("{:>6} {:>6} {:>6} | {} skipped: {}\n", shape.m, shape.n, shape.k, config_name(*config, o.wgrad),
+                   e.what());
         continue;
       }
       const bool bad = r.rel_diff > tolerance;
