@@ -444,7 +444,8 @@ FP8GEMM_C_API fp8gemm_status_t fp8gemm_prewarm(const fp8gemm_gemm_shape_t* shape
 /* kernel_name(shape[, options]) written into buffer as a NUL-terminated string; options may
  * be NULL. *needed (may be NULL) receives the bytes the name needs, NUL included. buffer NULL
  * with capacity 0 asks only for the size. A buffer shorter than needed receives as much of
- * the name as fits, NUL-terminated, and the call returns FP8GEMM_ERROR_BUFFER_TOO_SMALL. */
+ * the name as fits, NUL-terminated, and the call returns FP8GEMM_ERROR_BUFFER_TOO_SMALL; a
+ * buffer with capacity 0 receives nothing (not even the NUL) and gets the same status. */
 FP8GEMM_C_API fp8gemm_status_t fp8gemm_kernel_name(const fp8gemm_gemm_shape_t* shape,
                                                    const fp8gemm_gemm_options_t* options, char* buffer,
                                                    size_t capacity, size_t* needed);

@@ -99,6 +99,11 @@ fp8gemm_status_t fp8gemm_kernel_name(const fp8gemm_gemm_shape_t* shape, const fp
     const std::string name = options != nullptr ? kernel_name(s, read_gemm_options(options, fn)) : kernel_name(s);
     if (needed != nullptr) *needed = name.size() + 1;
     if (buffer == nullptr) return;  // a size query
+    if (capacity == 0)  // not even the NUL fits: nothing is written
+      throw StatusError{FP8GEMM_ERROR_BUFFER_TOO_SMALL,
+                        fmt::format("fp8gemm: buffer too small: {}: the name needs {} bytes (NUL included), the "
+                                    "buffer holds 0 (pass NULL with capacity 0 to ask for the size)",
+                                    fn, name.size() + 1)};
     const size_t written = std::min(name.size(), capacity - 1);
     std::memcpy(buffer, name.data(), written);
     buffer[written] = '\0';

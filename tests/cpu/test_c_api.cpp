@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -423,6 +424,13 @@ TEST(CApi, KernelNameWritesIntoCallerBuffer) {
   EXPECT_EQ(std::string(small), want.substr(0, 8));
   EXPECT_EQ(needed, want.size() + 1);
   EXPECT_NE(message().find("the name needs"), std::string::npos) << message();
+  // A real buffer with capacity 0: not a byte written, not even the NUL.
+  char guard[16];
+  std::memset(guard, 'X', sizeof guard);
+  EXPECT_EQ(fp8gemm_kernel_name(&shape, nullptr, guard + 4, 0, &needed), FP8GEMM_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(std::string(guard, sizeof guard), std::string(sizeof guard, 'X'));
+  EXPECT_EQ(needed, want.size() + 1);
+  EXPECT_NE(message().find("the buffer holds 0"), std::string::npos) << message();
   // With options: b_constant at decode size names the "_cb" variant.
   fp8gemm_gemm_options_t options = fp8gemm_default_gemm_options();
   options.b_constant = 1;
