@@ -59,6 +59,14 @@ void check_scale_strides(const char* fn, const Scales& s, const char* name) {
     bad(fn, "{} has strides (row {}, col {}); each must be at most {}", name, s.row_stride, s.col_stride, kMaxDimension);
 }
 
+// One stride 1 and the other spanning its dimension: no element shares an address.
+template <class Scales>
+bool one_to_one(const Scales& s) {
+  const bool row_major = s.col_stride == 1 && (s.rows == 1 || s.row_stride >= s.cols);
+  const bool col_major = s.row_stride == 1 && (s.cols == 1 || s.col_stride >= s.rows);
+  return row_major || col_major;
+}
+
 struct Range {
   uintptr_t begin, end;  // [begin, end) in bytes
   const char* name;
@@ -136,9 +144,7 @@ bool validate_1d2d(const char* fn, const Fp8Matrix& a, const ScaleMatrix& sa, co
     bad(fn, "b_scales is [{}, {}] but must be [ceil(N/128), ceil(K/128)] = [{}, {}] (one fp32 scale "
         "per 128x128 block of B); build it with fp8gemm::block_scales()",
         sb.rows, sb.cols, nb, kb);
-  const bool row_major = sb.col_stride == 1 && (sb.rows == 1 || sb.row_stride >= sb.cols);
-  const bool col_major = sb.row_stride == 1 && (sb.cols == 1 || sb.col_stride >= sb.rows);
-  if (!row_major && !col_major)
+  if (!one_to_one(sb))
     bad(fn, "b_scales has strides (row {}, col {}): one stride must be 1 and the other at least "
         "the extent of that dimension (row-major or column-major, no overlap)",
         sb.row_stride, sb.col_stride);
@@ -167,6 +173,11 @@ bool validate_gemm_grouped(bool masked, const Fp8Matrix& a, const ScaleMatrix& s
   const int64_t n = d.cols, k = a.cols;
   if (groups < 1) bad(fn, "groups = {}: there must be at least one expert", groups);
   if (groups > kMaxDimension) bad(fn, "groups = {} is more than {}", groups, kMaxDimension);
+  // The sizes the stacked shapes below multiply by groups, bounded first.
+  if (a.rows < 0 || a.cols < 0) bad(fn, "A has negative size [{}, {}]; sizes must be >= 0", a.rows, a.cols);
+  if (d.rows < 0 || d.cols < 0) bad(fn, "D has negative size [{}, {}]; sizes must be >= 0", d.rows, d.cols);
+  if (n > kMaxDimension || k > kMaxDimension)
+    bad(fn, "N = {} (D's columns) and K = {} (A's columns) must be at most {}; split the problem", n, k, kMaxDimension);
   if (n < 0 || b.rows != groups * n)
     bad(fn, "B is [{}, {}] but must be the {} experts' [N, K] matrices stacked: [groups * N, K] = [{}, {}] (N from D's "
         "columns)",
@@ -176,6 +187,12 @@ bool validate_gemm_grouped(bool masked, const Fp8Matrix& a, const ScaleMatrix& s
     bad(fn, "b_scales is [{}, {}] but must be the experts' block scales stacked: [groups * ceil(N/128), ceil(K/128)] = "
         "[{}, {}]",
         sb.rows, sb.cols, groups * nb, kb);
+  // The layout rule on all experts' scales (expert 0's view below cannot see a row stride
+  // that makes the experts' blocks overlap, or one that points backwards).
+  if (!one_to_one(sb))
+    bad(fn, "b_scales has strides (row {}, col {}) over the {} experts' stacked [{}, {}] scales: one stride must be 1 "
+        "and the other at least the extent of that dimension (row-major or column-major, no overlap)",
+        sb.row_stride, sb.col_stride, groups, sb.rows, sb.cols);
   if (masked) {
     if (a.rows % groups != 0)
       bad(fn, "A has {} rows, not a multiple of groups = {}: the masked layout is [groups * max_m, K]", a.rows, groups);
@@ -242,18 +259,6 @@ bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, c
       reject(fmt::format("{} overlaps {} in memory; outputs must be separate buffers", a.name, b.name));
   return true;
 }
-
-namespace {
-
-// One stride 1 and the other spanning its dimension: no element shares an address.
-template <class Scales>
-bool one_to_one(const Scales& s) {
-  const bool row_major = s.col_stride == 1 && (s.rows == 1 || s.row_stride >= s.cols);
-  const bool col_major = s.row_stride == 1 && (s.cols == 1 || s.col_stride >= s.rows);
-  return row_major || col_major;
-}
-
-}  // namespace
 
 bool validate_fp8_transpose(const Fp8Matrix& w, const ScaleMatrix& ws, const Fp8Output& wt, const ScaleOutput& wts) {
   auto reject = [](const std::string& what) {
@@ -329,6 +334,8 @@ bool validate_1d1d(const char* fn, const Fp8Matrix& a, const ScaleMatrix& sa, co
   if (a.rows < 0 || a.cols < 0) bad(fn, "A has negative size [{}, {}]; sizes must be >= 0", a.rows, a.cols);
   if (b.rows < 0 || b.cols < 0) bad(fn, "B has negative size [{}, {}]; sizes must be >= 0", b.rows, b.cols);
   if (b.cols != k) bad(fn, "B is [N, K] = [{}, {}] but A is [M, K] = [{}, {}]: the K of A and B must match", b.rows, b.cols, m, k);
+  if (m > kMaxDimension || n > kMaxDimension || k > kMaxDimension)
+    bad(fn, "M, N and K must be at most {} (got {}, {}, {}); split the problem", kMaxDimension, m, n, k);
   if (groups > 0) {
     if (d.rows != groups * m || d.cols != n)
       bad(fn, "D is [{}, {}] but must be [groups * M, N] = [{}, {}] (the {} groups' [M, N] matrices stacked; M from A's "
@@ -345,8 +352,6 @@ bool validate_1d1d(const char* fn, const Fp8Matrix& a, const ScaleMatrix& sa, co
   const int64_t d_rows = d.rows;
   if (k % 16 != 0) bad(fn, "K = {} is not a multiple of 16; FP8 rows must start 16-byte aligned (pad K with zeros)", k);
   if (n % 4 != 0) bad(fn, "N = {} is not a multiple of 4; fp32 rows of D must start 16-byte aligned (pad N)", n);
-  if (m > kMaxDimension || n > kMaxDimension || k > kMaxDimension)
-    bad(fn, "M, N and K must be at most {} (got {}, {}, {}); split the problem", kMaxDimension, m, n, k);
   if (groups * m > kMaxDimension) bad(fn, "groups x M = {} x {} must be at most {}; split the call", groups, m, kMaxDimension);
   if (m == 0 || n == 0) return false;
   if (k == 0) bad(fn, "K = 0: an empty reduction; D = C needs no GEMM (copy C into D)");

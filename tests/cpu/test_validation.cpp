@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <utility>
 
 #include "fp8gemm/fp8gemm.hpp"
 #include "problem/validate.hpp"
@@ -358,6 +359,45 @@ TEST(Validation, GroupedMaskedArguments) {
     a.b.rows = a.groups * 260;
     a.d.cols = 260;
   });
+}
+
+// The grouped forms' b_scales layout rule holds over all experts' stacked scales, not only
+// expert 0's: a row stride that makes experts share scales, points backwards or interleaves
+// them is rejected by name; both valid layouts of the stacked matrix pass.
+TEST(Validation, GroupedScaleStridesCoverEveryExpert) {
+  for (const bool masked : {false, true}) {
+    SCOPED_TRACE(masked ? "masked" : "contiguous");
+    const GroupedArgs g;
+    const int64_t rows = g.sb.rows, cols = g.sb.cols;  // 4 x 3 block rows, 5 K blocks
+    auto check = [&](const ScaleMatrix& sb) {
+      return detail::validate_gemm_grouped(masked, g.a, g.sa, g.b, sb, g.d, g.index, g.groups, g.expected_m);
+    };
+    EXPECT_TRUE(check(ScaleMatrix{g.sb.data, rows, cols, cols, 1}));  // row-major
+    EXPECT_TRUE(check(ScaleMatrix{g.sb.data, rows, cols, 1, rows}));  // column-major over all experts
+    for (const auto& [row_stride, col_stride] : {std::pair<int64_t, int64_t>{-cols, 1}, {0, 1}, {-1, 1}, {1, 1},
+                                                 {1, scale_blocks(g.n)}, {-1000000, 1}})
+      expect_invalid([&] { check(ScaleMatrix{g.sb.data, rows, cols, row_stride, col_stride}); },
+                     "over the 4 experts' stacked [12, 5] scales",
+                     masked ? "gemm_fp8_nt_grouped_masked" : "gemm_fp8_nt_grouped_contiguous");
+  }
+}
+
+// Sizes are bounded before the rules multiply them by the group count: a huge N or M is
+// named as too large, not wrapped into a product that happens to match.
+TEST(Validation, HugeSizesAreBoundedBeforeGroupProducts) {
+  GroupedArgs g;
+  g.d.cols = int64_t(1) << 62;
+  g.b.rows = 0;
+  expect_invalid([&] { g.contiguous(); }, "must be at most", "gemm_fp8_nt_grouped_contiguous");
+  const int64_t m = int64_t(1) << 40, groups = int64_t(1) << 24, n = 256, k = 256;
+  const Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
+  const Fp8Matrix b{reinterpret_cast<void*>(0x200000000), n, k, k};
+  const ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x300000000), m, k);
+  const ScaleMatrix sb = per_token_scales(reinterpret_cast<const float*>(0x400000000), n, k);
+  const Fp32Matrix d{reinterpret_cast<float*>(0x500000000), 0, n, n};  // groups * m wraps to 0 in 64 bits
+  const int32_t* gk = reinterpret_cast<const int32_t*>(0x700000000);
+  expect_invalid([&] { detail::validate_gemm_k_grouped(a, sa, b, sb, d, nullptr, gk, groups); },
+                 "M, N and K must be at most", "gemm_fp8_nt_wgrad_k_grouped");
 }
 
 // Every operation states a missing or misaligned pointer the same way: the operation, the
