@@ -148,10 +148,12 @@ constexpr ScaleMatrix block_scales(const float* data, int64_t n, int64_t k) {
 // D [M,N] bf16 = A [M,K] x B [N,K]^T, both e4m3 and K-major ("NT").
 //   a_scales: per-token, logical [M, ceil(K/128)], M-major (row_stride == 1), column
 //             stride a multiple of 4 floats and >= M; per_token_scales() builds it.
-//   b_scales: per-block 128x128, logical [ceil(N/128), ceil(K/128)], any positive strides.
+//   b_scales: per-block 128x128, logical [ceil(N/128), ceil(K/128)], row-major or
+//             column-major (one stride 1, the other at least that dimension's extent).
 // The tensor cores accumulate each 128-wide K block, which is then scaled and added
 // into fp32 registers ("promotion every 128 K"). K need not be a multiple of 128.
-// Rules: M, N, K >= 0; K % 16 == 0; N % 8 == 0; 16-byte aligned pointers and rows.
+// Rules: M, N, K >= 0, and K > 0 when M and N are (an empty reduction is rejected);
+// K % 16 == 0; N % 8 == 0; 16-byte aligned pointers and rows (b_scales: 4-byte).
 // M == 0 or N == 0 does nothing. D must not overlap the inputs.
 // Bad input throws Error(InvalidArgument) before anything is launched or written.
 // The first call for a new shape may compile a kernel (see prewarm()).
@@ -184,7 +186,8 @@ FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
 // both scaled per token along K: a_scales [M, ceil(K/128)] M-major and b_scales
 // [N, ceil(K/128)] N-major (per_token_scales(data, M, K) / per_token_scales(data, N, K)).
 // c: nullptr (C = 0), &d (accumulate into D in place), or another [M,N] fp32 matrix that
-// does not overlap D. Rules as for gemm_fp8_nt, with N % 4 == 0 for the fp32 rows.
+// does not overlap D. Rules as for gemm_fp8_nt, with N % 4 == 0 for the fp32 rows and
+// b_scales 16-byte aligned like a_scales.
 // C is read once and D written once, tile by tile (one fp32 addition per element: D =
 // fl(C + P), P the promoted product); in place and separate C take the same path. Writes only
 // the [M, N] elements of D, never the padding of its rows.
@@ -209,7 +212,8 @@ constexpr int64_t kGroupedSegmentRows = 128;
 // group_of_row [M] int32 on the device: the expert of each row, -1 for padding rows.
 // B [G * N, K]: the G experts' weights stacked (expert g in rows g*N .. g*N + N-1);
 // b_scales [G * ceil(N/128), ceil(K/128)]: each expert's 128x128 block scales, stacked the same
-// way, any positive strides. D [M, N] bf16: row r = A row r x B_g^T with g = group_of_row[r];
+// way, row-major or column-major over all G experts' rows (one stride 1, the other at least
+// that dimension's extent). D [M, N] bf16: row r = A row r x B_g^T with g = group_of_row[r];
 // padding rows are written as zeros.
 // Rules as for gemm_fp8_nt, plus: groups >= 1; b.rows == groups * N; M % kGroupedSegmentRows
 // == 0. The host never reads group_of_row (it may change between calls, e.g. in a replayed
@@ -377,9 +381,12 @@ struct PrewarmProgress {
 struct PrewarmOptions {
   // Compile threads; 0 = one per hardware thread.
   int jobs = 0;
-  // Multiprocessor count to plan for; 0 = the current device's, else 132 (H100/H200 SXM).
+  // Multiprocessor count to plan for (1 to 1024); 0 = the current device's, else 132
+  // (H100/H200 SXM). Negative jobs or num_sms outside [0, 1024] throw InvalidArgument.
   int num_sms = 0;
-  // Called after each kernel, from the worker thread that finished it (serialized).
+  // Called after each kernel, from the worker thread that finished it (serialized). An
+  // exception it throws stops the prewarm (no further shape is started; kernels already
+  // built stay cached) and is rethrown by prewarm() once its threads have stopped.
   std::function<void(const PrewarmProgress&)> on_progress;
   // Also build the kernels gemm_fp8_nt runs with GemmOptions::b_constant (dense shapes
   // with M <= 128 whose kernel has such a variant).

@@ -20,6 +20,9 @@ namespace {
 // what is left to reject is the config: Error(InvalidArgument) saying why.
 KernelSpec explicit_spec(KernelKind kind, int64_t n, int64_t k, const fp8gemm::KernelConfig& config, const char* fn) {
   int tma_store = config.tma_store;
+  if (tma_store < -1 || tma_store > 2)
+    fail(ErrorCode::InvalidArgument, "{}: config tma_store = {} must be -1 (the default for the tile), 0, 1 or 2", fn,
+         tma_store);
   if (tma_store < 0)
     tma_store = family(kind).fp32_output ? 0 : int(config.block_n % (config.split_k == 2 ? 128 : 64) == 0);
   const KernelSpec spec{kind, n, k,

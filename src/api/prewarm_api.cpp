@@ -22,12 +22,24 @@ namespace {
 
 void check_shape(const GemmShape& s) { check_gemm_shape(s, "prewarm"); }
 
+// The most multiprocessors a plan is made for (a Hopper GPU has at most 144).
+constexpr int kMaxPlannedSms = 1024;
+
+void check_options(const PrewarmOptions& o) {
+  if (o.jobs < 0) fail(ErrorCode::InvalidArgument, "prewarm: jobs = {} must be >= 0 (0: one per hardware thread)", o.jobs);
+  if (o.num_sms < 0 || o.num_sms > kMaxPlannedSms)
+    fail(ErrorCode::InvalidArgument,
+         "prewarm: num_sms = {} must be 0 (the current device's, else 132) or a multiprocessor count in [1, {}]",
+         o.num_sms, kMaxPlannedSms);
+}
+
 }  // namespace
 
 PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   PrewarmReport report;
   report.shapes = shapes.size();
+  check_options(options);
   const DeviceTraits traits = planning_traits(options.num_sms);
   report.num_sms = traits.num_sms;
 
@@ -126,9 +138,20 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
       }
     }
   };
+  // What escapes a worker (an exception from on_progress, or an allocation failure) stops
+  // every worker at its next shape and is rethrown here once all have stopped.
+  auto guarded_worker = [&] {
+    try {
+      worker();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!error) error = std::current_exception();
+      next.store(work.size());
+    }
+  };
   std::vector<std::thread> threads;
-  for (size_t t = 1; t < jobs; ++t) threads.emplace_back(worker);
-  worker();
+  for (size_t t = 1; t < jobs; ++t) threads.emplace_back(guarded_worker);
+  guarded_worker();
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
   report.kernels = kernels.size();

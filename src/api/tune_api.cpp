@@ -48,6 +48,8 @@ std::vector<TuneResult> tune(const std::vector<GemmShape>& shapes, const TuneOpt
   }
   if (options.candidates < 1)
     fail(ErrorCode::InvalidArgument, "tune: candidates={} must be at least 1", options.candidates);
+  if (options.jobs < 0)
+    fail(ErrorCode::InvalidArgument, "tune: jobs={} must be >= 0 (0: one per hardware thread)", options.jobs);
   std::vector<TuneResult> results;
   if (work.empty()) return results;
 

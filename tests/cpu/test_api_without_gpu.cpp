@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
+#include <string>
 
 #include "driver/driver_api.hpp"
 #include "fp8gemm/fp8gemm.hpp"
@@ -57,7 +59,8 @@ TEST(ApiWithoutGpu, IllegalConfigIsRejectedBeforeLaunch) {
   for (const KernelConfig& bad : {KernelConfig{96, 128, 4, 8, 0}, KernelConfig{256, 192, 3, 8, 0},
                                   KernelConfig{128, 120, 4, 8, 0}, KernelConfig{128, 128, 4, 8, 5},
                                   KernelConfig{128, 128, 1, 8, 0}, KernelConfig{128, 48, 4, 8, 0, 1},
-                                  KernelConfig{64, 64, 8, 8, 1, -1, 2}, KernelConfig{64, 64, 8, 8, 0, -1, 4}}) {
+                                  KernelConfig{64, 64, 8, 8, 1, -1, 2}, KernelConfig{64, 64, 8, 8, 0, -1, 4},
+                                  KernelConfig{128, 128, 4, 8, 0, -5}, KernelConfig{128, 128, 4, 8, 0, 3}}) {
     try {
       gemm_fp8_nt(x.a, x.sa, x.b, x.sb_blocks, x.d, bad);
       FAIL() << "expected an error for block_m " << bad.block_m << " block_n " << bad.block_n;
@@ -238,6 +241,62 @@ TEST(ApiWithoutGpu, PrewarmCompilesWithoutAGpu) {
   EXPECT_EQ(again.compiled, 0u);
   EXPECT_THROW(prewarm({{1, 250, 512}}, options), Error);  // N % 8
   EXPECT_THROW(prewarm({{-1, 256, 512}}, options), Error);
+}
+
+// Option values outside their documented ranges are rejected, not read as a default.
+TEST(ApiWithoutGpu, PrewarmAndTuneOptionsAreChecked) {
+  const std::vector<GemmShape> shapes = {{1, 256, 512}};
+  auto rejected = [&](const std::function<void()>& call, const std::string& needle) {
+    try {
+      call();
+      ADD_FAILURE() << "accepted: " << needle;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  for (const int sms : {-5, 1025, 1 << 30}) {
+    PrewarmOptions o;
+    o.num_sms = sms;
+    rejected([&] { prewarm(shapes, o); }, "num_sms = " + std::to_string(sms));
+  }
+  PrewarmOptions o;
+  o.jobs = -1;
+  rejected([&] { prewarm(shapes, o); }, "jobs = -1");
+  TuneOptions t;
+  t.jobs = -2;
+  rejected([&] { tune(shapes, t); }, "jobs=-2");
+  const FakeCall x;
+  rejected([&] { gemm_fp8_nt_wgrad(x.a, x.sa, x.b, x.sb_tokens, x.d32, nullptr, KernelConfig{128, 128, 4, 8, 0, -7}); },
+           "tma_store = -7");
+}
+
+// An exception from on_progress stops the prewarm and reaches the caller, from the calling
+// thread or a worker alike; the kernels built before it stay in the cache.
+TEST(ApiWithoutGpu, PrewarmProgressCallbackMayThrow) {
+  const std::vector<GemmShape> shapes = {{1, 256, 512}, {200, 512, 512}, {64, 768, 512}, {64, 1024, 512}};
+  for (const int jobs : {1, 2}) {
+    SCOPED_TRACE(jobs);
+    PrewarmOptions options;
+    options.jobs = jobs;
+    options.num_sms = 132;
+    int calls = 0;
+    options.on_progress = [&](const PrewarmProgress&) {
+      ++calls;
+      throw std::runtime_error("cancelled by the caller");
+    };
+    try {
+      prewarm(shapes, options);
+      ADD_FAILURE() << "the callback's exception was swallowed";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "cancelled by the caller");
+    }
+    EXPECT_GE(calls, 1);
+    EXPECT_LE(calls, jobs);  // each worker stops after the shape it was on
+  }
+  PrewarmOptions quiet;
+  quiet.num_sms = 132;
+  EXPECT_EQ(prewarm(shapes, quiet).kernels, 4u);
 }
 
 // GemmOptions::b_constant at decode sizes runs the "_cb" variant of the planned kernel, which
