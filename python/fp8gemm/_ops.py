@@ -10,6 +10,8 @@ Every call takes `stream`: None is the current torch stream of the operands' dev
 torch tensors and the legacy default stream otherwise; an int is a CUstream.
 """
 
+import operator
+
 from . import _native
 from ._alloc import empty
 from ._config import as_config
@@ -72,9 +74,17 @@ def gemm_fp8_nt_wgrad(a, a_scales, b, b_scales, out, c=None, *, config=None, str
     return out
 
 
+def _count(value, name, fn):
+    """An integer argument as a Python int; anything else (a float, a string) is an error."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise invalid_argument(f"{fn}: {name} must be an integer (it is {value!r})") from None
+
+
 def _groups(groups, shape, n, fn):
     if groups is not None:
-        return int(groups)
+        return _count(groups, "groups", fn)
     if len(shape) == 3:
         return shape[0]
     if n > 0 and shape[0] % n == 0:
@@ -92,7 +102,11 @@ def gemm_fp8_nt_grouped_contiguous(a, a_scales, b, b_scales, out, m_indices, gro
     ops = Operands("gemm_fp8_nt_grouped_contiguous", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales, stacked_b=True)
     d = ops.matrix("out", out, BF16)
-    index_ptr, _ = ops.vector("m_indices", m_indices)
+    index_ptr, entries = ops.vector("m_indices", m_indices)
+    rows = ops.shapes["a"][0]
+    if entries != rows:
+        raise invalid_argument(f"{ops.fn}: m_indices has {entries} entries but a has {rows} rows: one expert "
+                               "index per row of a (-1 for padding rows)")
     g = _groups(groups, ops.shapes["b"], d[2], ops.fn)
     _native.gemm_fp8_nt_grouped_contiguous(*fields, *d, index_ptr, g,
                                            ops.stream)
@@ -108,7 +122,7 @@ def gemm_fp8_nt_grouped_masked(a, a_scales, b, b_scales, out, masked_m, expected
     fields = _gemm_operands(ops, a, a_scales, b, b_scales, stacked_a=True, stacked_b=True)
     d = ops.matrix("out", out, BF16, stacked=True)
     masked_ptr, g = ops.vector("masked_m", masked_m)
-    _native.gemm_fp8_nt_grouped_masked(*fields, *d, masked_ptr, g, int(expected_m),
+    _native.gemm_fp8_nt_grouped_masked(*fields, *d, masked_ptr, g, _count(expected_m, "expected_m", ops.fn),
                                        ops.stream)
     return out
 

@@ -102,6 +102,12 @@ class GemmTest(unittest.TestCase):
             fp8gemm.gemm_fp8_nt(*dense(128, 256, 256), config={"block_m": 100})
         with self.assertRaises(fp8gemm.InvalidArgumentError):
             fp8gemm.gemm_fp8_nt(*dense(128, 256, 256), config=fp8gemm.KernelConfig(), b_constant=True)
+        # Fields beyond a C int would reach the library truncated (2**32 + 128 as 128).
+        for bad, word in ((fp8gemm.KernelConfig(block_n=2**32 + 128), "block_n"), ({"stages": 4.0}, "stages"),
+                          ({"tma_store": -2**31 - 1}, "tma_store")):
+            with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+                fp8gemm.gemm_fp8_nt(*dense(128, 256, 256), config=bad)
+            self.assertIn(word, cm.exception.message)
 
     def test_library_checks_scale_layout(self):
         a, sa, b, sb, d = dense(128, 256, 256)
@@ -190,6 +196,14 @@ class GemmTest(unittest.TestCase):
         with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
             fp8gemm.gemm_fp8_nt_grouped_contiguous(a, sa, b, sb, bf16(4, m, n), fp32(5, m, 1))
         self.assertIn("m_indices must be int32", str(cm.exception))
+        # One expert index per row of a: a shorter vector would be read past its end.
+        for entries in (0, 1, m - 1, m + 1):
+            with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+                fp8gemm.gemm_fp8_nt_grouped_contiguous(a, sa, b, sb, bf16(4, m, n), int32(5, entries))
+            self.assertIn(f"m_indices has {entries} entries but a has {m} rows", cm.exception.message)
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt_grouped_contiguous(a, sa, b, sb, bf16(4, m, n), int32(5, m), groups=2.7)
+        self.assertIn("groups must be an integer", cm.exception.message)
 
     def test_grouped_masked(self):
         g, max_m, n, k = 4, 64, 256, 512
@@ -201,6 +215,9 @@ class GemmTest(unittest.TestCase):
         with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
             fp8gemm.gemm_fp8_nt_grouped_masked(a, sa, b, sb, out, int32(5, g), max_m + 1)
         self.assertIn("expected_m", cm.exception.message)
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt_grouped_masked(a, sa, b, sb, out, int32(5, g), 31.5)
+        self.assertIn("expected_m must be an integer", cm.exception.message)
 
     def test_wgrad_k_grouped(self):
         g, m, n, k = 3, 256, 256, 3 * 256
