@@ -38,11 +38,17 @@ bool ends_with(const std::string& s, const char* suffix) {
 
 bool is_temporary(const std::string& name) { return name.find(".tmp.") != std::string::npos; }
 
+// Seconds since the file was modified; negative when it is dated in the future.
 int64_t age_seconds(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return 0;
-  return std::max<int64_t>(0, static_cast<int64_t>(std::time(nullptr)) - static_cast<int64_t>(st.st_mtime));
+  return static_cast<int64_t>(std::time(nullptr)) - static_cast<int64_t>(st.st_mtime);
 }
+
+// Whether a temporary file of this age is left over: older than the grace period, or dated
+// further in the future than it (clock skew, a cache copied with its times) - a live
+// writer's file is dated now.
+bool left_over(int64_t age) { return age >= kTemporaryGraceSeconds || age <= -kTemporaryGraceSeconds; }
 
 // Why an entry is of no use to this library, or "ok". Besides the checks of every read, the
 // entry must be the one a lookup computes: this library's key for the spec its slug names.
@@ -89,8 +95,10 @@ std::vector<CachedKernel> cached_kernels() {
   for (const std::string& name : list_files(kernels, true)) {
     CachedKernel k;
     k.file = kernels + "/" + name;
+    // A symbolic link to a regular file is what the loader reads through it (a dangling one,
+    // or one to anything else, is stray).
     struct stat st {};
-    const bool regular = ::lstat(k.file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    const bool regular = ::stat(k.file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
     k.bytes = regular ? static_cast<uint64_t>(st.st_size) : 0;
     if (!regular) {
       k.category = "stray";
@@ -101,9 +109,10 @@ std::vector<CachedKernel> cached_kernels() {
       const int64_t age = age_seconds(k.file);
       k.category = "temporary";
       k.kernel = name;
-      k.stale = age >= kTemporaryGraceSeconds;
-      k.status = k.stale ? fmt::format("leftover of an interrupted write, {} s old", age)
-                         : fmt::format("being written ({} s old)", age);
+      k.stale = left_over(age);
+      k.status = !k.stale ? fmt::format("being written ({} s old)", std::max<int64_t>(age, 0))
+                 : age > 0 ? fmt::format("leftover of an interrupted write, {} s old", age)
+                           : fmt::format("leftover of an interrupted write, dated {} s in the future", -age);
     } else if (ends_with(name, ".fp8k")) {
       k.kernel = name.substr(0, name.rfind('-'));
       const std::optional<std::string> bytes = read_file(k.file);
@@ -179,7 +188,7 @@ CacheClearReport clear_stale_cache() {
   const std::string dir = Library::instance().disk().dir();
   if (dir.empty()) return r;
   for (const std::string& name : list_files(dir + "/tuning"))
-    if (is_temporary(name) && age_seconds(dir + "/tuning/" + name) >= kTemporaryGraceSeconds)
+    if (is_temporary(name) && left_over(age_seconds(dir + "/tuning/" + name)))
       remove_file(dir + "/tuning/" + name, &r.other, &r);
   return r;
 }

@@ -9,7 +9,9 @@ namespace fp8gemm::detail {
 // Small POSIX file helpers. None of them throws: failures come back as an errno
 // value (0 = success) so that callers can degrade (e.g. to a memory-only cache).
 
-// Reads a whole file; std::nullopt if it cannot be opened or read.
+// Reads a whole regular file (or one a symbolic link names); std::nullopt, with errno set,
+// if it cannot be opened or read, or is no regular file (EINVAL: a FIFO, a device, a
+// directory), without blocking on it.
 std::optional<std::string> read_file(const std::string& path);
 
 // Creates the directory and its parents (mode 0755). Returns 0 or errno.
