@@ -207,7 +207,19 @@ TEST(HostKit, ShapeFilesAreStrict) {
   rejected(R"({"dense": {"mnk": [[4, 256, 512]], "mnk": [[8, 256, 512]]}})", "key \"mnk\" appears twice");
   rejected(R"({"dense": {"mnk": [[4, 256, 512]]}} {"dense": {}})", "not valid JSON");
   rejected(R"({"dense": {"mnk": [[4, 18446744073709551615, 512]]}})", "is more than 2147482624");
-  rejected(R"({"dense": {"mnk": [[4, 99999999999999999999, 512]]}})", "not an integer");  // past 64 bits: a double
+  rejected(R"({"dense": {"mnk": [[4, 99999999999999999999, 512]]}})",
+           "n = 1e+20 is more than 2147482624");  // past 64 bits the JSON reader holds a double
+  // Sizes that are each in range but not all groups together (once a product nobody wrote).
+  rejected(R"({"m_grouped_contiguous": {"groups_expected_m": [[2147482624, 2147482624]], "nk": [[4096, 7168]]}})",
+           "\"groups_expected_m\"[0]: groups x expected_m (padded to 128 rows) = 2147482624 x 2147482624 rows is more");
+  rejected(R"({"m_grouped_masked": {"max_m": 65536, "groups_expected_m": [[65536, 64]], "nk": [[4096, 7168]]}})",
+           "groups x max_m = 65536 x 65536 rows is more than 2147482624");
+  rejected(R"({"k_grouped": {"groups_m_n_expected_k": [[1, 256, 512, 128], [100000, 4096, 4096, 100000]]}})",
+           "\"groups_m_n_expected_k\"[1]: groups x expected_k (padded to 128 columns) = 100000 x 100096 is more");
+  rejected(R"({"k_grouped": {"groups_m_n_expected_k": [[65536, 65536, 4096, 128]]}})",
+           "groups x m = 65536 x 65536 rows of D is more than 2147482624");
+  rejected(std::string(R"({"dense": {"mnk": [[128, 4096, 7168]]}})") + '\0' + R"({"garbage": [[[)",
+           "not valid JSON: a NUL byte at offset 39");
   rejected(R"({"dense": {"mnk": [[4, 4294967296, 512]]}})", "n = 4294967296 is more than 2147482624");
   rejected(R"({"dense": {"mnk": [[-4, 256, 512]]}})", "m = -4 must be positive");
   rejected(R"({"k_grouped": {"groups_m_n_expected_k": [[2, 256, 512]]}})",

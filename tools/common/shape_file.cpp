@@ -1,5 +1,7 @@
 #include "common/shape_file.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -18,6 +20,10 @@ using nlohmann::json;
 // A size: a JSON integer (not 2048.5, not 1e3) in [1, kMaxDimension].
 int64_t size_at(const json& v, const std::string& where, const char* what) {
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxDimension))
+    bad(where, std::string(what) + " = " + v.dump() + " is more than " + std::to_string(kMaxDimension) +
+                   ", the largest size the library takes");
+  // (Integers past 2^64 are read as floating point.)
+  if (v.is_number_float() && v.get<double>() > static_cast<double>(kMaxDimension))
     bad(where, std::string(what) + " = " + v.dump() + " is more than " + std::to_string(kMaxDimension) +
                    ", the largest size the library takes");
   if (!v.is_number_integer()) bad(where, std::string(what) + " = " + v.dump() + " is not an integer");
@@ -80,6 +86,13 @@ void read_grouped(const std::string& section, const json& j, GemmKind kind, std:
     if (masked && ge[1] > max_m)
       bad(item(section, "groups_expected_m", a),
           "expected_m " + std::to_string(ge[1]) + " is larger than max_m " + std::to_string(max_m));
+    // The rows of A all groups take, as prewarm plans them (prewarm_shape).
+    const int64_t per_group = masked ? max_m : (ge[1] + kGroupedSegmentRows - 1) / kGroupedSegmentRows * kGroupedSegmentRows;
+    if (ge[0] * per_group > kMaxDimension)
+      bad(item(section, "groups_expected_m", a),
+          "groups x " + std::string(masked ? "max_m" : "expected_m (padded to 128 rows)") + " = " +
+              std::to_string(ge[0]) + " x " + std::to_string(per_group) + " rows is more than " +
+              std::to_string(kMaxDimension) + ", the largest size the library takes");
     for (size_t b = 0; b < nks.size(); ++b) {
       const std::vector<int64_t> nk = tuple_at(nks[b], 2, item(section, "nk", b), {"n", "k"});
       GroupedShape s;
@@ -130,13 +143,20 @@ GemmShape prewarm_shape(const KGroupedShape& shape) {
 }
 
 ShapeFile read_shape_file(const std::string& path) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open shape file '" + path + "'");
+  if (!in)
+    throw std::runtime_error("cannot open shape file '" + path + "'" +
+                             (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
   std::stringstream buffer;
   buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  // (The JSON reader would take a NUL byte for the end of the text and ignore the rest.)
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    throw std::runtime_error("shape file '" + path + "' is not valid JSON: a NUL byte at offset " + std::to_string(nul));
   json j;
   try {
-    j = parse_strict(buffer.str());
+    j = parse_strict(text);
   } catch (const json::exception& e) {
     throw std::runtime_error("shape file '" + path + "' is not valid JSON: " + e.what());
   } catch (const std::runtime_error& e) {
@@ -162,8 +182,16 @@ ShapeFile read_shape_file(const std::string& path) {
         only_keys(section, where, {"groups_m_n_expected_k"});
         const json& list = array_at(section, "groups_m_n_expected_k", where);
         for (size_t i = 0; i < list.size(); ++i) {
-          const std::vector<int64_t> t =
-              tuple_at(list[i], 4, item(key, "groups_m_n_expected_k", i), {"groups", "m", "n", "expected_k"});
+          const std::string at = item(key, "groups_m_n_expected_k", i);
+          const std::vector<int64_t> t = tuple_at(list[i], 4, at, {"groups", "m", "n", "expected_k"});
+          // The groups' columns side by side (each padded to 128), and their D stacked.
+          if (t[0] * k_grouped_columns(t[3]) > kMaxDimension)
+            bad(at, "groups x expected_k (padded to 128 columns) = " + std::to_string(t[0]) + " x " +
+                        std::to_string(k_grouped_columns(t[3])) + " is more than " + std::to_string(kMaxDimension) +
+                        ", the largest K the library takes");
+          if (t[0] * t[1] > kMaxDimension)
+            bad(at, "groups x m = " + std::to_string(t[0]) + " x " + std::to_string(t[1]) + " rows of D is more than " +
+                        std::to_string(kMaxDimension));
           out.k_grouped.push_back(KGroupedShape{t[0], t[1], t[2], t[3]});
         }
       } else if (key == "m_grouped_contiguous" || key == "m_grouped_masked") {
