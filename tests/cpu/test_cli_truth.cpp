@@ -221,6 +221,63 @@ TEST(CliTruth, LeftoversStrayFilesAndStaleEntries) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
+// The cache tools judge an entry as the loader reads it: a symbolic link to a good entry is a
+// good entry (once "stray" to verify and removed by clear --stale, while prewarm used it); a
+// FIFO under an entry's name is stray and recompiled over (once a prewarm that never ended);
+// a temporary file dated in the future is left over (clock skew, a copied cache).
+TEST(CliTruth, CacheToolsAgreeWithTheLoader) {
+  TempDir dir;
+  const std::string cache = dir.path() + "/c";
+  const std::string c = "--cache-dir " + cache + " ";
+  const std::string shapes = write_shapes(dir.path(), R"({"dense": {"mnk": [[64, 256, 512]]}})");
+  ASSERT_EQ(run_cli(c + "prewarm -q --shapes " + shapes).exit_code, 0);
+  const std::vector<std::string> names = entry_names(cache);
+  ASSERT_EQ(names.size(), 1u);
+  const std::string entry = cache + "/kernels/" + names[0];
+  fs::rename(entry, dir.path() + "/real.fp8k");
+  fs::create_symlink(dir.path() + "/real.fp8k", entry);
+  CliResult r = run_cli(c + "prewarm -q --shapes " + shapes);
+  EXPECT_TRUE(contains(r, "1 already on disk")) << r.output;
+  r = run_cli(c + "cache verify");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r, "1 kernels")) << r.output;
+  EXPECT_TRUE(contains(r, "0 stray files")) << r.output;
+  r = run_cli(c + "cache clear --stale");
+  EXPECT_TRUE(fs::is_symlink(entry)) << r.output;
+
+  fs::remove(entry);
+  ASSERT_EQ(::mkfifo(entry.c_str(), 0644), 0);
+  r = run_cli(c + "cache list");
+  EXPECT_TRUE(contains(r, "stray: not a regular file")) << r.output;
+  EXPECT_FALSE(contains(r, "stray: stray:")) << r.output;
+  r = run_cli(c + "prewarm -q --shapes " + shapes);  // must not block on the FIFO
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r, "1 compiled")) << r.output;
+  EXPECT_TRUE(fs::is_regular_file(entry));
+
+  const std::string future = entry + ".tmp.1.2.3";
+  std::ofstream(future) << "partial";
+  set_age(future, -365 * 24 * 3600);
+  r = run_cli(c + "cache list");
+  EXPECT_TRUE(contains(r, "leftover of an interrupted write, dated 31536000 s in the future")) << r.output;
+  r = run_cli(c + "cache clear --stale");
+  EXPECT_FALSE(fs::exists(future)) << r.output;
+}
+
+// With the disk cache turned off there is no directory: the cache commands say so and fail
+// (they listed and cleared nothing, exit 0, even with --cache-dir).
+TEST(CliTruth, CacheCommandsWithTheDiskCacheOff) {
+  TempDir dir;
+  const std::string cache = dir.path() + "/c";
+  ASSERT_EQ(run_cli("--cache-dir " + cache + " prewarm -q --shapes " + write_shapes(dir.path(), kTwoKernels)).exit_code, 0);
+  for (const char* action : {"list", "verify", "stats", "clear"}) {
+    const CliResult r = run_cli("--cache-dir " + cache + " cache " + action, "FP8GEMM_DISK_CACHE=off");
+    EXPECT_EQ(r.exit_code, 1) << action << ": " << r.output;
+    EXPECT_TRUE(contains(r, "there is no cache directory")) << r.output;
+  }
+  EXPECT_EQ(entry_names(cache).size(), 2u);
+}
+
 // clear says what it could not remove and exits 1 (it said "removed 0 kernels" and exited 0).
 TEST(CliTruth, ClearNamesWhatItCouldNotRemove) {
   TempDir dir;
@@ -283,6 +340,33 @@ TEST(CliTruth, NumberOptionsNameTheirRange) {
   }
   const CliResult help = run_cli("prewarm --help");
   EXPECT_TRUE(contains(help, "0 (the default) = one per hardware thread")) << help.output;
+}
+
+// Integer options are decimal: a leading zero is not octal, 0x is not hex, and a value that
+// is not a number says so (not "out of range"); seeds are not wrapped.
+TEST(CliTruth, NumbersAreDecimal) {
+  TempDir dir;
+  const std::string shapes = write_shapes(dir.path(), R"({"dense": {"mnk": [[64, 256, 512]]}})");
+  const CliResult r = run_cli("--cache-dir " + dir.path() + "/c prewarm -q --sms 0132 --shapes " + shapes);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r, "planned for 132 SMs")) << r.output;  // once 90 (octal)
+  expect_usage_error("prewarm --shapes " + shapes + " --sms 0x10", "--sms: '0x10' is not a decimal integer");
+  expect_usage_error("prewarm --shapes " + shapes + " --jobs 4x", "--jobs: '4x' is not a decimal integer");
+  expect_usage_error("prewarm --shapes " + shapes + " --jobs 1.5", "--jobs: '1.5' is not a decimal integer");
+  expect_usage_error("check -n 012", "N = 12 must be a multiple of 8");  // once 10
+  expect_usage_error("check --seed -1", "--seed: '-1' is not a non-negative decimal integer");
+  expect_usage_error("check --seed 18446744073709551616", "the largest seed");
+  expect_usage_error("bench --seed 99999999999999999999 --shapes " + shapes, "the largest seed");
+}
+
+// bench checks that it can write its results files before it runs (once they were lost
+// without a word after the whole run, exit 0).
+TEST(CliTruth, BenchResultFilesMustBeWritable) {
+  TempDir dir;
+  const std::string shapes = write_shapes(dir.path(), R"({"dense": {"mnk": [[64, 256, 512]]}})");
+  expect_usage_error("bench --shapes " + shapes + " --json " + dir.path() + "/missing/r.json",
+                     "bench: --json: cannot write '" + dir.path() + "/missing/r.json': there is no directory");
+  expect_usage_error("bench --shapes " + shapes + " --csv " + dir.path(), "it is a directory");
 }
 
 // Commands that do not exist, and --version, say what they are.

@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -992,6 +993,20 @@ void bench_quantize_shape(int64_t rows, int64_t cols, const BenchOptions& o, cud
 
 }  // namespace
 
+namespace {
+
+// Writes a results file; false, with the reason on stderr, when it could not be written whole.
+bool write_results(const std::string& path, const std::string& text, const char* option) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (out) return true;
+  fmt::print(stderr, "bench: {}: could not write '{}'\n", option, path);
+  return false;
+}
+
+}  // namespace
+
 int run_bench(const BenchOptions& o) {
   const RuntimeInfo info = runtime_info();
   const DeviceInfo* device = nullptr;
@@ -1032,10 +1047,12 @@ int run_bench(const BenchOptions& o) {
         sizes.emplace_back(s.m, s.k);
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& [r, c] : sizes) bench_quantize_shape(r, c, o, stream, &rows);
-    if (!o.json.empty()) std::ofstream(o.json) << nlohmann::json{{"device", device->name}, {"date", today()},
-                                                                 {"rows", rows}}.dump(2) << "\n";
+    const bool written =
+        o.json.empty() ||
+        write_results(o.json, nlohmann::json{{"device", device->name}, {"date", today()}, {"rows", rows}}.dump(2) + "\n",
+                      "--json");
     cudaStreamDestroy(stream);
-    return 0;
+    return written ? 0 : 1;
   }
   const std::vector<GemmShape>& shapes = o.wgrad ? file.wgrad : file.dense;
   if (o.wgrad && shapes.empty()) {
@@ -1211,9 +1228,9 @@ int run_bench(const BenchOptions& o) {
     }
     j["rows"].push_back(jr);
   }
-  if (!o.json.empty()) std::ofstream(o.json) << j.dump(2) << "\n";
+  bool written = o.json.empty() || write_results(o.json, j.dump(2) + "\n", "--json");
   if (!o.csv.empty()) {
-    std::ofstream csv(o.csv);
+    std::ostringstream csv;
     // Grouped rows add the experts' layout at the end (m is their real rows).
     csv << "m,n,k,kernel,us,tflops,gbs,host_enqueue_us,cublaslt_us,cublaslt_tflops,speedup,rel_diff,kind,"
            "cublaslt_host_enqueue_us"
@@ -1224,9 +1241,11 @@ int run_bench(const BenchOptions& o) {
                          r.cublas_us > 0 ? r.cublas_us / r.us : 0.0, r.rel_diff, r.kind, r.cublas_host_us);
       csv << (o.grouped ? fmt::format(",{},{},{},{}\n", r.groups, r.expected_m, r.max_m, r.a_rows) : "\n");
     }
+    written = write_results(o.csv, csv.str(), "--csv") && written;
   }
   cudaStreamDestroy(stream);
-  return mismatch ? kExitMismatch : 0;
+  if (mismatch) return kExitMismatch;
+  return written ? 0 : 1;
 }
 
 }  // namespace fp8gemm::cli

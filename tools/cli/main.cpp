@@ -4,14 +4,21 @@
 // 4 no sm_90 GPU for `check` (without --skip-without-gpu), `bench`, `tune`, `prewarm --tune`.
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -25,6 +32,43 @@
 #include "fp8gemm/version.hpp"
 
 namespace {
+
+// Integer options are read as decimal numbers. (CLI11 converts with base 0: "0132" would be
+// octal 90 and "0x10" hex 16; and its range check calls "4x" out of range.) Leading zeros
+// are dropped; anything but an optional sign and digits is refused by name. `unsigned_64`:
+// no sign, and at most 2^64 - 1 (the seeds: CLI11 would wrap -1 and larger values).
+CLI::Validator decimal(bool unsigned_64 = false) {
+  return CLI::Validator(
+      [unsigned_64](std::string& value) -> std::string {
+        const bool sign = !value.empty() && (value[0] == '+' || (!unsigned_64 && value[0] == '-'));
+        const size_t digits = sign ? 1 : 0;
+        if (digits == value.size() || value.find_first_not_of("0123456789", digits) != std::string::npos)
+          return fmt::format("'{}' is not a {}decimal integer", value, unsigned_64 ? "non-negative " : "");
+        const size_t first = std::min(value.find_first_not_of('0', digits), value.size() - 1);
+        value = (value[0] == '-' ? "-" : "") + value.substr(first);
+        if (unsigned_64) {
+          uint64_t parsed = 0;
+          const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+          if (ec != std::errc() || end != value.data() + value.size())
+            return fmt::format("{} is more than {}, the largest seed", value, UINT64_MAX);
+        }
+        return "";
+      },
+      "", "DECIMAL");
+}
+
+// Why a results file cannot be written at `path` ("" if it can): checked before a run, so
+// that a long bench does not end with its results lost.
+std::string unwritable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return "it is a directory";
+  const fs::path parent = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec)) return "there is no directory " + parent.string();
+  if (fs::exists(path, ec) ? ::access(path.c_str(), W_OK) != 0 : ::access(parent.c_str(), W_OK) != 0)
+    return std::strerror(errno);
+  return "";
+}
 
 int run_info() {
   const fp8gemm::RuntimeInfo info = fp8gemm::runtime_info();
@@ -74,11 +118,14 @@ int run_prewarm(const std::vector<fp8gemm::GemmShape>& all, int jobs, int sms, b
              "planned for {} SMs; cache {} [{}]\n",
              r.shapes, r.kernels, r.compiled, r.from_disk, r.from_memory, r.seconds, r.num_sms, info.cache_dir,
              info.cache_state);
-  if (r.compiled_and_skipped > 0)
+  if (r.compiled_and_skipped > 0) {
+    // Saved with the others, unless the cache could not keep those.
+    const bool saved = r.not_saved == 0 && info.cache_state.rfind("read-write", 0) == 0;
     fmt::print("prewarm: {} more candidate kernel{} compiled and passed over by the planner (local memory or "
-               "serialized wgmma); {} in the cache too\n",
+               "serialized wgmma){}\n",
                r.compiled_and_skipped, r.compiled_and_skipped == 1 ? " was" : "s were",
-               r.compiled_and_skipped == 1 ? "it is" : "they are");
+               saved ? (r.compiled_and_skipped == 1 ? "; it is in the cache too" : "; they are in the cache too") : "");
+  }
   if (r.not_saved > 0) {
     fmt::print(stderr, "prewarm: {} of {} kernels are not saved in the disk cache ({}); processes that start later "
                        "will compile them again\n",
@@ -88,10 +135,15 @@ int run_prewarm(const std::vector<fp8gemm::GemmShape>& all, int jobs, int sms, b
   return 0;
 }
 
-// cache list | verify | stats | clear. Exit codes: 0; 1 when clear could not remove a file;
+// cache list | verify | stats | clear. Exit codes: 0; 1 when clear could not remove a file, or the disk cache is off;
 // 3 when verify finds anything the library cannot use or leftovers (see cache/README.md).
 int run_cache(const std::string& action, bool kernels_only, bool tuning_only, bool stale) {
   const fp8gemm::RuntimeInfo info = fp8gemm::runtime_info();
+  if (info.cache_dir == "(none)") {  // the disk cache is off: no directory to look at
+    fmt::print(stderr, "cache {}: there is no cache directory: the cache is {}; unset that setting to {} one\n",
+               action, info.cache_state, action == "clear" ? "clear" : "inspect");
+    return 1;
+  }
   if (action == "clear") {
     const fp8gemm::CacheClearReport r =
         stale ? fp8gemm::clear_stale_cache() : fp8gemm::clear_cache(!tuning_only, !kernels_only);
@@ -126,7 +178,8 @@ int run_cache(const std::string& action, bool kernels_only, bool tuning_only, bo
   if (action == "list" || action == "verify") {
     for (const fp8gemm::CachedKernel& k : files)
       if (action == "list" || k.stale)
-        fmt::print("{:<60} {:>8} B  {}{}\n", k.kernel, k.bytes, k.category == "entry" ? "" : k.category + ": ",
+        fmt::print("{:<60} {:>8} B  {}{}\n", k.kernel, k.bytes,
+                   k.category == "entry" || k.status.rfind(k.category + ":", 0) == 0 ? "" : k.category + ": ",
                    k.status);
   }
   fmt::print("cache {}: {} kernels ({:.1f} MiB), {} not usable (recompiled on use); {} temporary files ({} left over "
@@ -231,8 +284,10 @@ int main(int argc, char** argv) {
   bool quiet = false;
   prewarm->add_option("--shapes", shapes, "Shape set (JSON), e.g. shapes/deepseek-v3.json")->required()->check(CLI::ExistingFile);
   prewarm->add_option("-j,--jobs", jobs, "Compile threads; 0 (the default) = one per hardware thread")
+      ->transform(decimal())
       ->check(CLI::Range(0, 1024));
   prewarm->add_option("--sms", sms, "Plan for this many SMs; 0 (the default) = the GPU's, else 132 (H100/H200 SXM)")
+      ->transform(decimal())
       ->check(CLI::Range(0, 1024));
   prewarm->add_flag("-q,--quiet", quiet, "No progress output");
   bool prewarm_b_constant = false;
@@ -245,6 +300,7 @@ int main(int argc, char** argv) {
   int candidates = 8;
   CLI::Option* prewarm_candidates =
       prewarm->add_option("--candidates", candidates, "With --tune: configs timed per shape")
+          ->transform(decimal())
           ->check(CLI::Range(1, 64))
           ->capture_default_str();
 
@@ -267,22 +323,30 @@ int main(int argc, char** argv) {
   std::string tune_shapes;
   tune->add_option("--shapes", tune_shapes, "Shape set (JSON)")->required()->check(CLI::ExistingFile);
   tune->add_option("--candidates", candidates, "Configs timed per shape (the heuristic's choice is always one)")
+      ->transform(decimal())
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   tune->add_option("-j,--jobs", jobs, "Compile threads; 0 (the default) = one per hardware thread")
+      ->transform(decimal())
       ->check(CLI::Range(0, 1024));
   tune->add_flag("-q,--quiet", quiet, "No progress output");
 
   CLI::App* check = app.add_subcommand("check", "Run one GEMM on the GPU and compare it with an fp64 reference");
   fp8gemm::cli::CheckOptions check_options;
-  check->add_option("-m", check_options.m, "M")->check(CLI::Range(int64_t(1), fp8gemm::kMaxDimension))->capture_default_str();
+  check->add_option("-m", check_options.m, "M")
+      ->transform(decimal())
+      ->check(CLI::Range(int64_t(1), fp8gemm::kMaxDimension))
+      ->capture_default_str();
   check->add_option("-n", check_options.n, "N (multiple of 8)")
+      ->transform(decimal())
       ->check(CLI::Range(int64_t(1), fp8gemm::kMaxDimension))
       ->capture_default_str();
   check->add_option("-k", check_options.k, "K (multiple of 16)")
+      ->transform(decimal())
       ->check(CLI::Range(int64_t(1), fp8gemm::kMaxK1D2D))
       ->capture_default_str();
-  check->add_option("--seed", check_options.seed, "Random seed");
+  check->add_option("--seed", check_options.seed, "Random seed")
+      ->transform(decimal(true));
   std::string check_config;
   check->add_option("--config", check_config,
                     "Run this kernel config instead of the library's choice (same format as bench --config)");
@@ -299,6 +363,7 @@ int main(int argc, char** argv) {
   fp8gemm::cli::BenchOptions bench_options;
   bench->add_option("--shapes", bench_options.shapes, "Shape set (JSON)")->required()->check(CLI::ExistingFile);
   bench->add_option("--replays", bench_options.replays, "Timed graph replays per shape (median reported)")
+      ->transform(decimal())
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   bench->add_option("--json", bench_options.json, "Write the results as JSON");
@@ -311,10 +376,12 @@ int main(int argc, char** argv) {
                   "(both libraries)");
   bench->add_option("--flush-mb", bench_options.flush_mb,
                     "With --isolated: MB written by the memset before each call (L2 flush; default 256)")
+                        ->transform(decimal())
       ->check(CLI::Range(64, 16384))
       ->needs(isolated_flag);
   bench->add_option("--pause-ms", bench_options.pause_ms,
                     "With --isolated: idle milliseconds after each call (default 2; 0 = the next flush follows at once)")
+                        ->transform(decimal())
       ->check(CLI::Range(0, 1000))
       ->needs(isolated_flag);
   bench->add_flag("--kernel-time", bench_options.kernel_time,
@@ -322,7 +389,8 @@ int main(int argc, char** argv) {
                   "interface (CUPTI, libcupti.so.13 opened at run time) records them, as profiler-based harnesses "
                   "do, instead of by events around it (the JSON keeps both)")
       ->needs(isolated_flag);
-  bench->add_option("--seed", bench_options.seed, "Random seed");
+  bench->add_option("--seed", bench_options.seed, "Random seed")
+      ->transform(decimal(true));
   bench->add_flag("--quantize", bench_options.quantize,
                   "Time the quantization kernels (bandwidth) instead of the GEMMs, on [M, K] of the shapes "
                   "with M >= 4096 and on 4096x7168 and 16384x7168");
@@ -422,6 +490,11 @@ int main(int argc, char** argv) {
     }
     bench_options.configs.push_back(config);
   }
+  for (const auto& [option, path] : {std::pair{"--json", bench_options.json}, std::pair{"--csv", bench_options.csv}})
+    if (const std::string why = path.empty() ? "" : unwritable(path); !why.empty()) {
+      fmt::print(stderr, "bench: {}: cannot write '{}': {}\n", option, path, why);
+      return 2;
+    }
   if (bench_options.wgrad && bench_options.quantize) {
     fmt::print(stderr, "bench: --wgrad and --quantize exclude each other\n");
     return 2;
