@@ -29,13 +29,18 @@ Library& Library::instance() {
 }
 
 DeviceRuntime& Library::runtime(CUcontext context) {
+  unsigned long long id = 0;
+  check_cu(driver().cuCtxGetId(context, &id), "cuCtxGetId");
   thread_local CUcontext last_context = nullptr;
+  thread_local unsigned long long last_id = 0;
   thread_local DeviceRuntime* last_runtime = nullptr;
-  if (context == last_context && last_runtime != nullptr) return *last_runtime;
+  if (context == last_context && id == last_id && last_runtime != nullptr) return *last_runtime;
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = runtimes_.find(context);
-  if (it == runtimes_.end()) it = runtimes_.emplace(context, std::make_unique<DeviceRuntime>(context)).first;
+  const std::pair<CUcontext, unsigned long long> key{context, id};
+  auto it = runtimes_.find(key);
+  if (it == runtimes_.end()) it = runtimes_.emplace(key, std::make_unique<DeviceRuntime>(context)).first;
   last_context = context;
+  last_id = id;
   last_runtime = it->second.get();
   return *last_runtime;
 }

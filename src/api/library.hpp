@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 #include <mutex>
-#include <unordered_map>
+#include <utility>
 
 #include "cache/disk_cache.hpp"
 #include "fp8gemm/fp8gemm.hpp"
@@ -62,7 +62,10 @@ class Library {
   TuningDb& tuning_db_locked(const TuningMetadata& device);
 
   std::mutex mutex_;
-  std::unordered_map<CUcontext, std::unique_ptr<DeviceRuntime>> runtimes_;
+  // By context handle and the driver's id of the context: a handle may come back for a new
+  // context once its old one is destroyed (cuCtxDestroy, cudaDeviceReset), whose modules and
+  // launch plans died with it; an id is never reused.
+  std::map<std::pair<CUcontext, unsigned long long>, std::unique_ptr<DeviceRuntime>> runtimes_;
   std::mutex tuning_mutex_;
   std::map<std::string, TuningDb> tuning_dbs_;  // by file path
   std::map<std::string, std::shared_future<KernelSpec>> tuning_in_flight_;  // by path + problem key

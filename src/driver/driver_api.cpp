@@ -58,6 +58,7 @@ const Loaded& loaded() {
     load(a.cuCtxPushCurrent, "cuCtxPushCurrent", 4000);
     load(a.cuCtxPopCurrent, "cuCtxPopCurrent", 4000);
     load(a.cuCtxGetDevice, "cuCtxGetDevice", 2000);
+    load(a.cuCtxGetId, "cuCtxGetId", 12000);
     load(a.cuStreamGetCtx, "cuStreamGetCtx", 9020);
     load(a.cuModuleLoadData, "cuModuleLoadData", 2000);
     load(a.cuModuleGetFunction, "cuModuleGetFunction", 2000);

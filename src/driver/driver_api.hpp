@@ -26,6 +26,7 @@ struct DriverApi {
   PFN_cuCtxPushCurrent_v4000 cuCtxPushCurrent = nullptr;
   PFN_cuCtxPopCurrent_v4000 cuCtxPopCurrent = nullptr;
   PFN_cuCtxGetDevice_v2000 cuCtxGetDevice = nullptr;
+  PFN_cuCtxGetId_v12000 cuCtxGetId = nullptr;
   PFN_cuStreamGetCtx_v9020 cuStreamGetCtx = nullptr;
   PFN_cuModuleLoadData_v2000 cuModuleLoadData = nullptr;
   PFN_cuModuleGetFunction_v2000 cuModuleGetFunction = nullptr;

@@ -2,9 +2,13 @@
 // no-op, streams and threads, CUDA graph capture, no recompiles on repeat calls, and
 // GemmOptions::b_constant.
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <thread>
@@ -117,6 +121,49 @@ TEST_F(GpuBehaviour, RepeatCallsDoNotRecompileOrReload) {
   EXPECT_EQ(after.modules_loaded, before.modules_loaded);
   EXPECT_EQ(after.gemm_calls, before.gemm_calls + 5);
   p.expect_correct();
+}
+
+// A context destroyed and a new one created on the same thread (cuCtxDestroy, or
+// cudaDeviceReset for the primary context; the new handle may be the old one's): the
+// library loads its kernel into the new context, rather than launching the dead one's
+// module, and the results are right in every round.
+TEST_F(GpuBehaviour, NewContextAfterTheOldOneIsDestroyed) {
+  auto entry = [](const char* name, int version) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    const bool ok = cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found) == cudaSuccess &&
+                    found == cudaDriverEntryPointSuccess;
+    return ok ? fn : nullptr;
+  };
+  const auto create = reinterpret_cast<PFN_cuCtxCreate_v3020>(entry("cuCtxCreate", 3020));
+  const auto destroy = reinterpret_cast<PFN_cuCtxDestroy_v4000>(entry("cuCtxDestroy", 4000));
+  const auto get_current = reinterpret_cast<PFN_cuCtxGetCurrent_v4000>(entry("cuCtxGetCurrent", 4000));
+  const auto set_current = reinterpret_cast<PFN_cuCtxSetCurrent_v4000>(entry("cuCtxSetCurrent", 4000));
+  const auto get_device = reinterpret_cast<PFN_cuCtxGetDevice_v2000>(entry("cuCtxGetDevice", 2000));
+  ASSERT_TRUE(create && destroy && get_current && set_current && get_device) << "driver entry points";
+  check(cudaFree(nullptr), "primary context");
+  CUcontext primary = nullptr;
+  CUdevice device = 0;
+  ASSERT_EQ(get_current(&primary), CUDA_SUCCESS);
+  ASSERT_EQ(get_device(&device), CUDA_SUCCESS);
+  std::string handles;
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(round);
+    CUcontext context = nullptr;
+    ASSERT_EQ(create(&context, 0, device), CUDA_SUCCESS);  // and current on this thread
+    handles += (round ? ", " : "") + std::to_string(reinterpret_cast<uintptr_t>(context));
+    const uint64_t loaded = stats().modules_loaded;
+    {
+      Problem p(128, 256, 512, 40 + static_cast<uint64_t>(round));
+      p.run();
+      check(cudaDeviceSynchronize(), "the GEMM in a new context");
+      p.expect_correct();
+    }
+    EXPECT_GT(stats().modules_loaded, loaded) << "no module was loaded into the new context";
+    ASSERT_EQ(destroy(context), CUDA_SUCCESS);
+  }
+  ASSERT_EQ(set_current(primary), CUDA_SUCCESS);
+  std::printf("  context handles: %s\n", handles.c_str());
 }
 
 TEST_F(GpuBehaviour, ThreadsAndStreams) {
