@@ -28,11 +28,28 @@ __device__ __forceinline__ void promote(float (&acc)[kChunks * 4], const float (
   }
 }
 
+// The N blocks whose offsets in their 128-column scale block are all the distinct ones:
+// nb * kBlockN % 128 repeats every 128 / gcd(kBlockN, 128) blocks, so the first that many
+// (or all blocks, if fewer). (A loop over every N block ran past the compiler's constant-
+// evaluation budget near N = 2^28 with 192-column tiles.)
+template <int kN, int kBlockN>
+constexpr int distinct_n_blocks() {
+  int a = kBlockN, b = 128;
+  while (b != 0) {
+    const int r = a % b;
+    a = b;
+    b = r;
+  }
+  const int period = 128 / a;
+  const int blocks = kN / kBlockN + (kN % kBlockN != 0);
+  return blocks < period ? blocks : period;
+}
+
 // Whether some N block of a kN-wide matrix in tiles of kBlockN columns crosses a
 // 128-column scale boundary after `first` 8-column chunks.
 template <int kN, int kBlockN>
 constexpr bool split_reachable(int first) {
-  for (int nb = 0; nb * kBlockN < kN; ++nb) {
+  for (int nb = 0; nb < distinct_n_blocks<kN, kBlockN>(); ++nb) {
     const int split = 128 - nb * kBlockN % 128;
     if (split < kBlockN && split / 8 == first) return true;
   }
@@ -43,7 +60,7 @@ constexpr bool split_reachable(int first) {
 // 128-column scale block.
 template <int kN, int kBlockN>
 constexpr bool unsplit_reachable() {
-  for (int nb = 0; nb * kBlockN < kN; ++nb)
+  for (int nb = 0; nb < distinct_n_blocks<kN, kBlockN>(); ++nb)
     if (128 - nb * kBlockN % 128 >= kBlockN) return true;
   return false;
 }

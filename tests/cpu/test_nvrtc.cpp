@@ -81,6 +81,21 @@ TEST(Nvrtc, GemmKernelCompilesWithoutLocalMemory) {
   expect_clean_kernel(KernelSpec{KernelKind::Gemm1D1D, 2052, 7200, KernelConfig{192, 128, 3, 8, 0, 0}});
 }
 
+// The widest N the library takes, with tiles that cross scale blocks at run-time offsets
+// (144, 176 and 192 columns; forward and grouped): the promotion's compile-time choice of
+// instances looks at the distinct offsets only (it once walked every N block, and NVRTC
+// gave up near N = 2^28: "excessive constexpr function call complexity").
+TEST(Nvrtc, WidestNCompiles) {
+  const int64_t n = fp8gemm::kMaxDimension;  // 2147482624, a multiple of 8
+  for (const KernelSpec& s : {KernelSpec{KernelKind::Gemm1D2D, n, 128, KernelConfig{64, 192, 6, 8, 0, 1}},
+                              KernelSpec{KernelKind::Gemm1D2D, n, 1048576, KernelConfig{64, 144, 3, 8, 1}},
+                              KernelSpec{KernelKind::Gemm1D2D, n, 7168, KernelConfig{128, 176, 4, 8, 0, 1}},
+                              KernelSpec{KernelKind::GroupedMasked, n, 4096, KernelConfig{64, 192, 6, 8, 0, 1}}}) {
+    const CompiledKernel k = compile_kernel(generate_kernel(s));
+    EXPECT_EQ(k.cubin.substr(0, 4), std::string("\x7f" "ELF", 4)) << s.slug() << "\n" << k.log;
+  }
+}
+
 // What the library runs for the DeepSeek-V3 dense set: the planner's choice (the
 // heuristic's ranking, skipping candidates that spill) compiles without local memory.
 TEST(Nvrtc, PlannedKernelsForTheDenseSetCompileClean) {
