@@ -93,7 +93,11 @@ std::string kernel_name(const GemmShape& shape) { return planned_spec(shape).slu
 std::string kernel_name(const GemmShape& shape, const GemmOptions& options) {
   const KernelSpec spec = planned_spec(shape);
   // (constant_b_spec keeps the spec of every kind but the dense forward GEMM.)
-  return (options.b_constant ? constant_b_spec(spec, shape.m) : spec).slug();
+  const KernelSpec named = options.b_constant ? constant_b_spec(spec, shape.m) : spec;
+  // The variant too is compiled (or found) as a call would, so that the name is that of a
+  // usable kernel (cache-only: Error(NotCached) when it is not on disk).
+  if (!(named == spec)) Library::instance().store().get(named, nullptr, !current_cache_only());
+  return named.slug();
 }
 
 Stats stats() {

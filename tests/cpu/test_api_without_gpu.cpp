@@ -309,6 +309,14 @@ TEST(ApiWithoutGpu, ConstantBVariantIsNamedAndPrewarmed) {
   EXPECT_EQ(kernel_name(large, GemmOptions{true}), kernel_name(large));
   const GemmShape wgrad{64, 4096, 512, GemmKind::WeightGradient};
   EXPECT_EQ(kernel_name(wgrad, GemmOptions{true}), kernel_name(wgrad));
+  // The variant kernel_name names is built (compiled, or read from disk) as the plan's kernel
+  // is: a usable kernel (it was named without being compiled).
+  const GemmShape odd{1, 7176, 2048};
+  const std::string odd_plain = kernel_name(odd);
+  const Stats before = stats();
+  EXPECT_EQ(kernel_name(odd, GemmOptions{true}), odd_plain + "_cb");
+  const Stats after = stats();
+  EXPECT_EQ(after.kernels_compiled + after.disk_hits, before.kernels_compiled + before.disk_hits + 1);
   PrewarmOptions options;
   options.num_sms = 132;
   options.b_constant = true;
