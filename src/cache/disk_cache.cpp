@@ -95,8 +95,16 @@ void DiskCache::store(const CacheEntry& entry) {
     }
   }
   const std::string path = entry_path(entry.slug, entry.key);
-  if (const int err = write_file_atomic(path, encode_cache_entry(entry)); err != 0)
-    go_memory_only("cannot write " + path + ": " + std::strerror(err));
+  const std::string bytes = encode_cache_entry(entry);
+  int err = write_file_atomic(path, bytes);
+  // Once more after what another process's cleanup does, rather than giving up on the disk
+  // for good: ENOENT, the directory was deleted or this write's temporary file was removed
+  // (`cache clear`) before its rename; EEXIST, a temporary of the same name exists.
+  if (err == ENOENT || err == EEXIST) {
+    if (err == ENOENT) make_dirs(kernels_dir_);
+    err = write_file_atomic(path, bytes);
+  }
+  if (err != 0) go_memory_only("cannot write " + path + ": " + std::strerror(err));
 }
 
 void DiskCache::go_memory_only(const std::string& reason) {

@@ -38,34 +38,52 @@ Counters& counters() {
 std::shared_ptr<const KernelBinary> KernelStore::get(const KernelSpec& spec, KernelSource* source,
                                                      bool may_compile) {
   using Ptr = std::shared_ptr<const KernelBinary>;
-  std::promise<Ptr> promise;
-  std::shared_future<Ptr> existing;
-  bool builder = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = kernels_.find(spec);
-    if (it != kernels_.end()) {
-      existing = it->second;
-    } else {
-      kernels_.emplace(spec, promise.get_future().share());
-      builder = true;
+  for (;;) {
+    std::promise<Ptr> promise;
+    std::shared_future<Ptr> existing;
+    bool builder = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = kernels_.find(spec);
+      if (it != kernels_.end()) {
+        existing = it->second;
+      } else {
+        kernels_.emplace(spec, promise.get_future().share());
+        builder = true;
+      }
+    }
+    if (!builder) {
+      // Built, or being built by another thread: wait for it (rethrows its failure), except
+      // that a cache-only build that found no entry does not speak for a request that may
+      // compile: that one builds it itself (the failed build's entry is gone by then).
+      if (source != nullptr) *source = KernelSource::Memory;
+      try {
+        return existing.get();
+      } catch (const Error& e) {
+        if (!may_compile || e.code() != ErrorCode::NotCached) throw;
+      }
+      continue;
+    }
+    try {
+      Ptr binary = build(spec, source, may_compile);
+      promise.set_value(binary);
+      return binary;
+    } catch (...) {
+      {
+        // Removed before the failure is published: a request that sees the failure and tries
+        // again finds no entry (a later request tries again too).
+        std::lock_guard<std::mutex> lock(mutex_);
+        kernels_.erase(spec);
+      }
+      promise.set_exception(std::current_exception());
+      throw;
     }
   }
-  if (!builder) {
-    // Built, or being built by another thread: wait for it (rethrows its failure).
-    if (source != nullptr) *source = KernelSource::Memory;
-    return existing.get();
-  }
-  try {
-    Ptr binary = build(spec, source, may_compile);
-    promise.set_value(binary);
-    return binary;
-  } catch (...) {
-    promise.set_exception(std::current_exception());
-    std::lock_guard<std::mutex> lock(mutex_);
-    kernels_.erase(spec);  // a later request tries again
-    throw;
-  }
+}
+
+void KernelStore::persist(const KernelSpec& spec) {
+  const std::shared_ptr<const KernelBinary> binary = get(spec);
+  disk_.store(CacheEntry{binary->key, generate_kernel(spec).slug, binary->lowered_name, binary->resources, binary->cubin});
 }
 
 std::shared_ptr<const KernelBinary> KernelStore::build(const KernelSpec& spec, KernelSource* source,

@@ -35,6 +35,10 @@ class KernelStore {
   std::shared_ptr<const KernelBinary> get(const KernelSpec& spec, KernelSource* source = nullptr,
                                           bool may_compile = true);
 
+  // Writes the disk entry of `spec` (built or found as get() does) again: for a kernel
+  // this process holds whose entry the disk has lost since (a cleared or deleted cache).
+  void persist(const KernelSpec& spec);
+
   DiskCache& disk() { return disk_; }
 
  private:

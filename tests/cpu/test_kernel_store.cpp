@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <string>
 #include <thread>
 
 #include "cache/cache_entry.hpp"
+#include "fp8gemm/fp8gemm.hpp"
 #include "runtime/kernel_store.hpp"
 #include "runtime/stats.hpp"
 #include "support/temp_dir.hpp"
@@ -152,4 +156,61 @@ TEST(KernelStore, MemoryOnlyCacheStillServesKernels) {
   store.get(small_spec(16), &source);
   EXPECT_EQ(source, KernelSource::Memory);
   testing::internal::GetCapturedStderr();
+}
+
+// A request that may compile never takes the failure of a cache-only request it met in
+// flight for the same kernel (a prewarm beside a cache-only kernel_name or GEMM threw
+// NotCached): it builds the kernel itself.
+TEST(KernelStore, CacheOnlyMissDoesNotFailACompilingRequest) {
+  TempDir dir;
+  DiskCache disk(dir.path());
+  KernelStore store(disk);
+  int delay_us = 0;
+  for (int block_n : {16, 32, 48, 64, 80, 96, 112, 128}) {
+    SCOPED_TRACE(block_n);
+    std::atomic<bool> started{false};
+    std::string compiling_error;
+    std::thread cache_only([&] {
+      started.store(true);
+      try {
+        store.get(small_spec(block_n), nullptr, /*may_compile=*/false);
+      } catch (const fp8gemm::Error&) {
+      }
+    });
+    // Arrive while the cache-only request is looking for the entry (it generates the
+    // source, hashes it and reads the disk: some 20 to 100 us), at a different delay each time.
+    while (!started.load()) {}
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(delay_us);
+    while (std::chrono::steady_clock::now() < until) {}
+    delay_us += 4;
+    try {
+      EXPECT_FALSE(store.get(small_spec(block_n))->cubin.empty());
+    } catch (const fp8gemm::Error& e) {
+      compiling_error = e.what();
+    }
+    cache_only.join();
+    EXPECT_EQ(compiling_error, "");
+  }
+}
+
+// The disk loses entries (a cleared cache) or its directory (deleted): persist() writes a
+// kernel the store holds again, and a write into a deleted directory recreates it instead of
+// turning the cache memory-only for the rest of the process.
+TEST(KernelStore, EntriesLostOnDiskAreWrittenAgain) {
+  TempDir dir;
+  DiskCache disk(dir.path());
+  KernelStore store(disk);
+  const auto binary = store.get(small_spec(16));
+  const std::string entry = only_entry(dir.path());
+  ASSERT_EQ(::unlink(entry.c_str()), 0);
+  store.persist(small_spec(16));
+  EXPECT_TRUE(read_file(entry).has_value());
+  // The whole directory: the next write creates it again.
+  ASSERT_EQ(::unlink(entry.c_str()), 0);
+  ASSERT_EQ(::rmdir((dir.path() + "/kernels").c_str()), 0);
+  store.get(small_spec(32));
+  EXPECT_FALSE(disk.memory_only()) << disk.memory_only_reason();
+  EXPECT_EQ(list_files(dir.path() + "/kernels").size(), 1u);
+  store.persist(small_spec(16));
+  EXPECT_EQ(list_files(dir.path() + "/kernels").size(), 2u);
 }
