@@ -521,9 +521,11 @@ struct CachedTuningDatabase {
 };
 FP8GEMM_API std::vector<CachedTuningDatabase> cached_tuning_databases();
 
-// Deletes cache files: compiled kernels and/or tuning databases (and stray temporary
-// files beside them). Files that could not be removed are listed in `failed`
-// ("<path>: <reason>"); nothing else is reported as removed.
+// Deletes cache files: compiled kernels and/or tuning databases (and temporary files left
+// over beside them: older than 60 s; a writer's fresh temporary and the databases' lock
+// files stay, so that processes writing meanwhile keep their disk cache). Files that could
+// not be removed are listed in `failed` ("<path>: <reason>"); nothing else is reported as
+// removed.
 struct CacheClearReport {
   size_t kernels = 0;
   size_t tuning_files = 0;

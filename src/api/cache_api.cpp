@@ -98,6 +98,8 @@ std::vector<CachedKernel> cached_kernels() {
     // A symbolic link to a regular file is what the loader reads through it (a dangling one,
     // or one to anything else, is stray).
     struct stat st {};
+    if (::stat(k.file.c_str(), &st) != 0 && errno == ENOENT && ::lstat(k.file.c_str(), &st) != 0)
+      continue;  // gone since the listing (a writer's rename, another process's cleanup)
     const bool regular = ::stat(k.file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
     k.bytes = regular ? static_cast<uint64_t>(st.st_size) : 0;
     if (!regular) {
@@ -168,23 +170,34 @@ CacheClearReport clear_cache(bool kernels, bool tuning) {
   CacheClearReport r;
   const std::string dir = Library::instance().disk().dir();
   if (dir.empty()) return r;
+  // A temporary a writer may still rename is left alone (removed, it made that writer's
+  // rename fail), and so is a tuning database's lock file (removed while held, two writers
+  // could each lock a file of that name and merge at once).
   auto sweep = [&](const std::string& sub, size_t* counted, auto is_ours) {
     for (const std::string& name : list_files(dir + "/" + sub, true)) {
+      const std::string path = dir + "/" + sub + "/" + name;
       const bool temporary = is_temporary(name);
-      if (!temporary && !is_ours(name)) continue;
-      remove_file(dir + "/" + sub + "/" + name, temporary ? &r.other : counted, &r);
+      if (temporary ? !left_over(age_seconds(path)) : !is_ours(name)) continue;
+      remove_file(path, temporary ? &r.other : counted, &r);
     }
   };
   if (kernels) sweep("kernels", &r.kernels, [&](const std::string& n) { return ends_with(n, ".fp8k"); });
-  if (tuning)
-    sweep("tuning", &r.tuning_files, [&](const std::string& n) { return ends_with(n, ".json") || ends_with(n, ".lock"); });
+  if (tuning) sweep("tuning", &r.tuning_files, [&](const std::string& n) { return ends_with(n, ".json"); });
   return r;
 }
 
 CacheClearReport clear_stale_cache() {
   CacheClearReport r;
-  for (const CachedKernel& k : cached_kernels())
-    if (k.stale) remove_file(k.file, k.category == "entry" ? &r.kernels : &r.other, &r);
+  for (const CachedKernel& k : cached_kernels()) {
+    if (!k.stale) continue;
+    if (k.category == "entry") {
+      // Judged again just before it goes: another process may have replaced it with a good
+      // entry since the listing.
+      const std::optional<std::string> bytes = read_file(k.file);
+      if (bytes && entry_status(k.file.substr(k.file.rfind('/') + 1), *bytes) == "ok") continue;
+    }
+    remove_file(k.file, k.category == "entry" ? &r.kernels : &r.other, &r);
+  }
   const std::string dir = Library::instance().disk().dir();
   if (dir.empty()) return r;
   for (const std::string& name : list_files(dir + "/tuning"))

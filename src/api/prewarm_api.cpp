@@ -11,7 +11,6 @@
 #include "api/library.hpp"
 #include "families/family.hpp"
 #include "runtime/planner.hpp"
-#include "runtime/stats.hpp"
 #include "util/error.hpp"
 
 namespace fp8gemm {
@@ -62,7 +61,6 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
   std::mutex mutex;  // guards the report, `kernels`, the progress callback and `error`
   std::vector<KernelSpec> kernels;
   std::vector<std::pair<std::string, std::string>> entries;  // slug and cache key of each of `kernels`
-  const uint64_t compiles_before = counters().kernels_compiled.load();
   std::exception_ptr error;
   size_t done = 0;
   auto worker = [&] {
@@ -124,6 +122,7 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
       // A kernel is compiled (or read) by exactly one thread; the others find it in memory.
       if (planned.source == KernelSource::Compiled) ++report.compiled;
       if (planned.source == KernelSource::Disk) ++report.from_disk;
+      report.compiled_and_skipped += static_cast<size_t>(planned.compiled_and_skipped);
       if (options.on_progress) {
         PrewarmProgress p;
         p.done = done;
@@ -155,11 +154,18 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
   report.kernels = kernels.size();
-  const uint64_t compiles = counters().kernels_compiled.load() - compiles_before;
-  report.compiled_and_skipped = compiles > report.compiled ? static_cast<size_t>(compiles - report.compiled) : 0;
+  // (Counted by this call's plans, not by the process's compile counter, which other threads'
+  // calls move too.)
   // What a prewarm is for: every kernel on disk for the processes that come after it.
-  const DiskCache& disk = store.disk();
-  for (const auto& [slug, key] : entries) report.not_saved += disk.holds(slug, key) ? 0 : 1;
+  // A kernel this process already held is written again where the disk lost its entry (the
+  // cache was cleared or deleted since it was built).
+  DiskCache& disk = store.disk();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto& [slug, key] = entries[i];
+    if (disk.holds(slug, key)) continue;
+    store.persist(kernels[i]);
+    report.not_saved += disk.holds(slug, key) ? 0 : 1;
+  }
   if (report.not_saved > 0)
     report.not_saved_reason = disk.memory_only()
                                   ? "the kernel cache is memory-only: " + disk.memory_only_reason()

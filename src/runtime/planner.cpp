@@ -25,6 +25,7 @@ PlannedKernel plan_kernel(const GemmProblem& problem, const DeviceTraits& device
   const int64_t spec_k = family(kind).k_at_run_time ? 0 : k;
   // (A tuned spec is a plain kernel: a constant-B variant is only ever run for a call that
   // asked for it, so one found in a database is ignored.)
+  int skipped = 0;  // candidates compiled here and passed over
   if (options.tuned != nullptr && std::tie(options.tuned->kind, options.tuned->n, options.tuned->k) == std::tie(kind, n, spec_k) &&
       options.tuned->option == 0 && spec_illegal_reason(*options.tuned).empty() &&
       kernel_layout(*options.tuned).smem_bytes <= device.max_smem_bytes) {
@@ -36,6 +37,7 @@ PlannedKernel plan_kernel(const GemmProblem& problem, const DeviceTraits& device
       return p;
     }
     log(LogLevel::Warn, "tuned kernel {} compiled to a slow path here; using the heuristic", p.spec.slug());
+    skipped += p.source == KernelSource::Compiled ? 1 : 0;
   }
   const std::vector<RankedConfig> ranked = rank_configs(cost_model_problem(problem), device);
   PlannedKernel first;
@@ -43,11 +45,14 @@ PlannedKernel plan_kernel(const GemmProblem& problem, const DeviceTraits& device
     PlannedKernel p;
     p.spec = ranked[i].spec;
     p.binary = store.get(p.spec, &p.source, options.may_compile);
+    p.compiled_and_skipped = skipped;
     if (!p.binary->resources.slow_path()) return p;
     log(LogLevel::Info, "{} compiled to a slow path ({}); trying the next candidate", p.spec.slug(),
         p.binary->resources.slow_path_reason());
+    skipped += p.source == KernelSource::Compiled ? 1 : 0;
     if (i == 0) first = p;
   }
+  first.compiled_and_skipped = skipped - (first.source == KernelSource::Compiled ? 1 : 0);
   log(LogLevel::Warn, "every candidate kernel for M={} N={} K={} compiled to a slow path; using {}", m, n, k,
       first.spec.slug());
   return first;

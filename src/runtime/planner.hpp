@@ -14,6 +14,7 @@ struct PlannedKernel {
   KernelSpec spec;
   std::shared_ptr<const KernelBinary> binary;
   KernelSource source = KernelSource::Memory;
+  int compiled_and_skipped = 0;  // candidates this plan compiled and passed over (slow path)
 };
 
 // The tuned spec if one is given (and legal, and not a slow path), else the heuristic's

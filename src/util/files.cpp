@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <functional>
+#include <random>
 #include <thread>
 
 #include <fmt/format.h>
@@ -60,8 +62,11 @@ int make_dirs(const std::string& path) {
 
 int write_file_atomic(const std::string& path, const std::string& data) {
   static std::atomic<unsigned> counter{0};
+  // The process id, a random value drawn once per process (processes in different PID
+  // namespaces sharing a cache volume may have the same id), the thread and a counter.
+  static const uint64_t nonce = std::random_device{}() ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
   const std::string tmp =
-      fmt::format("{}.tmp.{}.{:x}.{}", path, ::getpid(),
+      fmt::format("{}.tmp.{}.{:x}.{:x}.{}", path, ::getpid(), nonce & 0xffffffffffull,
                   std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffffff,
                   counter.fetch_add(1));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

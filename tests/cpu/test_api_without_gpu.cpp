@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
+#include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "driver/driver_api.hpp"
 #include "fp8gemm/fp8gemm.hpp"
@@ -269,6 +272,25 @@ TEST(ApiWithoutGpu, PrewarmAndTuneOptionsAreChecked) {
   const FakeCall x;
   rejected([&] { gemm_fp8_nt_wgrad(x.a, x.sa, x.b, x.sb_tokens, x.d32, nullptr, KernelConfig{128, 128, 4, 8, 0, -7}); },
            "tma_store = -7");
+}
+
+// PrewarmReport::compiled_and_skipped counts this prewarm's passed-over candidates, not what
+// other threads compile meanwhile (it took the difference of the process's compile counter).
+TEST(ApiWithoutGpu, PrewarmCountsOnlyItsOwnCompiles) {
+  // N drawn anew each run, so that both threads really compile (not read an earlier run's entries).
+  const int64_t base = 8 * (131072 + std::random_device{}() % 131072);
+  std::atomic<bool> done{false};
+  std::thread other([&] {
+    for (int64_t i = 0; !done.load() && i < 12; ++i) kernel_name(GemmShape{64, base + 64 + 8 * i, 384});
+  });
+  PrewarmOptions options;
+  options.num_sms = 132;
+  options.jobs = 1;
+  const PrewarmReport r = prewarm({{8, base, 384}, {8, base + 8, 384}, {8, base + 16, 384}}, options);
+  done.store(true);
+  other.join();
+  EXPECT_EQ(r.compiled_and_skipped, 0u);
+  EXPECT_EQ(r.kernels, 3u);
 }
 
 // An exception from on_progress stops the prewarm and reaches the caller, from the calling

@@ -264,6 +264,29 @@ TEST(CliTruth, CacheToolsAgreeWithTheLoader) {
   EXPECT_FALSE(fs::exists(future)) << r.output;
 }
 
+// cache clear leaves what other processes are using: a temporary being written (removed, its
+// writer's rename failed and that process gave up on the disk) and a tuning database's lock
+// file; a leftover temporary goes.
+TEST(CliTruth, ClearLeavesLiveWritersAlone) {
+  TempDir dir;
+  const std::string cache = dir.path() + "/c";
+  const std::string c = "--cache-dir " + cache + " ";
+  ASSERT_EQ(run_cli(c + "prewarm -q --shapes " + write_shapes(dir.path(), kTwoKernels)).exit_code, 0);
+  const std::string k = cache + "/kernels/";
+  const std::string live = k + entry_names(cache)[0] + ".tmp.1.2.3.0", old = k + entry_names(cache)[1] + ".tmp.1.2.3.1";
+  std::ofstream(live) << "partial";
+  std::ofstream(old) << "partial";
+  set_age(old, 3600);
+  ASSERT_EQ(fp8gemm::detail::make_dirs(cache + "/tuning"), 0);
+  std::ofstream(cache + "/tuning/NVIDIA_H200-132sm.json.lock") << "";
+  const CliResult r = run_cli(c + "cache clear");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r, "removed 2 kernels, 0 tuning files, 1 temporary files")) << r.output;
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_FALSE(fs::exists(old));
+  EXPECT_TRUE(fs::exists(cache + "/tuning/NVIDIA_H200-132sm.json.lock"));
+}
+
 // With the disk cache turned off there is no directory: the cache commands say so and fail
 // (they listed and cleared nothing, exit 0, even with --cache-dir).
 TEST(CliTruth, CacheCommandsWithTheDiskCacheOff) {
