@@ -291,7 +291,7 @@ FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
                              const Bf16Matrix& d, const KernelConfig& config, Stream stream = nullptr);
 
 // gemm_fp8_nt_wgrad with exactly `config`: block_m 64, 128 or 192, block_n a multiple of 16
-// up to 192 (128 with block_m 192), stages that fit in shared memory, any group_n; multicast 0, split_k 1 and
+// up to 192 except 176 (128 with block_m 192), stages that fit in shared memory, any group_n; multicast 0, split_k 1 and
 // tma_store 0 (-1 reads as 0): the weight-gradient kernel has none of them. An illegal
 // config throws Error(InvalidArgument) saying why, before anything is launched.
 FP8GEMM_API void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
@@ -585,7 +585,7 @@ struct TuneResult {
 };
 
 // Tunes each distinct shape (M > 0, N > 0; any GemmKind, timed as the GEMM of its kind; weight
-// gradients, dense and k-grouped, are timed without C) on the current context's device (else
+// gradients, dense and k-grouped, are timed accumulating in place, C = D) on the current context's device (else
 // device 0): compiles the candidates in parallel, times each on the GPU (warm-up, CUDA events,
 // median of batches of back-to-back calls rotating over input copies so that L2 does not
 // flatter small shapes; the library's own buffers, random data) and stores the winner in

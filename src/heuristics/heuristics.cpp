@@ -188,8 +188,9 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
   const Family& f = family(kind);
   const int64_t group_m = (m + groups - 1) / std::max<int64_t>(groups, 1);  // rows of one group (m if 1)
   for (int block_m : {64, 128, 192, 256}) {
-    // The family's own choice of tile heights (e.g. 192 rows only for the dense weight
-    // gradient, masked 256-row tiles only for small experts: see its module).
+    // The family's own choice of tile heights (e.g. no 192-row tiles for the grouped forward
+    // GEMMs or the k-grouped weight gradient, masked 256-row tiles only for small experts: see
+    // its module).
     if (!f.ranks_block_m(block_m, group_m)) continue;
     if (block_m > 64 && group_m <= block_m / 2) continue;  // half of every tile would be padding
     // Masked experts of more than 64 rows: 64-row tiles (one math warpgroup) measured
