@@ -6,6 +6,7 @@ NVRTC on any machine.
 
 import dataclasses
 import enum
+import operator
 import typing
 
 from . import _native
@@ -74,7 +75,25 @@ def as_shape(shape):
             raise invalid_argument(f"a shape is (m, n, k[, kind[, groups]]), not {fields!r}")
         fields = fields + (0, 1)[len(fields) - 3:]
     m, n, k, kind, groups = fields
-    return GemmShape(int(m), int(n), int(k), _enum(GemmKind, kind, "GEMM kind"), int(groups))
+    m, n, k, groups = (_integer(v, "shape " + name, 64) for name, v in (("m", m), ("n", n), ("k", k), ("groups", groups)))
+    return GemmShape(m, n, k, _enum(GemmKind, kind, "GEMM kind"), groups)
+
+
+def _integer(value, what, bits):
+    """`value` as a Python int within a signed `bits`-bit C integer (the library checks the
+    range that matters); InvalidArgumentError naming `what` otherwise."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise invalid_argument(f"{what} must be an integer, not {value!r}") from None
+    if not -(1 << (bits - 1)) <= number < 1 << (bits - 1):
+        raise invalid_argument(f"{what} = {number} is out of range")
+    return number
+
+
+def _count(value, name, fn):
+    """An int option of `fn` within a C int."""
+    return _integer(value, f"{fn}: {name}", 32)
 
 
 def _shape_tuple(shape):
@@ -106,7 +125,8 @@ def prewarm(shapes, *, jobs=0, num_sms=0, b_constant=False):
     shapes: GemmShape, (m, n, k[, kind[, groups]]) tuples or dicts. jobs: compile threads
     (0 = one per hardware thread); num_sms: 0 = the current device's, else 132; b_constant:
     also build the b_constant variants."""
-    report = _native.prewarm([_shape_tuple(s) for s in shapes], int(jobs), int(num_sms), bool(b_constant))
+    report = _native.prewarm([_shape_tuple(s) for s in shapes], _count(jobs, "jobs", "prewarm"),
+                             _count(num_sms, "num_sms", "prewarm"), bool(b_constant))
     return PrewarmReport(**report)
 
 
@@ -265,7 +285,8 @@ class TuneResult:
 def tune(shapes, *, candidates=8, jobs=0):
     """Times `candidates` configs per shape on the current device and records the winners in
     the tuning database (needs an sm_90 GPU)."""
-    results = _native.tune([_shape_tuple(s) for s in shapes], int(candidates), int(jobs))
+    results = _native.tune([_shape_tuple(s) for s in shapes], _count(candidates, "candidates", "tune"),
+                           _count(jobs, "jobs", "tune"))
     out = []
     for r in results:
         r["shape"] = as_shape(r["shape"])

@@ -229,8 +229,9 @@ static PyObject* gemm_fp8_nt(PyObject* self, PyObject* const* args, Py_ssize_t n
 
 /* ---- DLPack's C exchange table (dlpack.h, DLPack >= 1.2), declared here by its ABI ----
  * A tensor library may publish, as the type attribute __dlpack_c_exchange_api__ (a PyCapsule
- * named "dlpack_exchange_api"; earlier spelling __c_dlpack_exchange_api__, also as an int
- * address), a static table of C functions. dltensor_from_py_object_no_sync fills a DLTensor
+ * named "dlpack_exchange_api"; earlier spelling __c_dlpack_exchange_api__), a static table of
+ * C functions. (Only a capsule is taken: an int address, which any Python code can set, would
+ * be dereferenced unchecked.) dltensor_from_py_object_no_sync fills a DLTensor
  * that views a tensor's metadata (valid while the object lives) without any Python call, and
  * current_work_stream gives the stream the framework would run on: the two things the fast
  * path needs, at a C call each instead of five Python calls per tensor. */
@@ -275,14 +276,12 @@ static const dl_exchange_api* exchange_api_of(PyObject* type) {
       continue;
     }
     const dl_exchange_api* api = NULL;
-    if (PyCapsule_CheckExact(v))
-      api = (const dl_exchange_api*)PyCapsule_GetPointer(v, "dlpack_exchange_api");
-    else if (PyLong_Check(v))
-      api = (const dl_exchange_api*)PyLong_AsVoidPtr(v);
+    if (PyCapsule_CheckExact(v)) api = (const dl_exchange_api*)PyCapsule_GetPointer(v, "dlpack_exchange_api");
     Py_DECREF(v);
     PyErr_Clear();
-    /* Major version 1 (the layout above), walking to an older table if this one is newer. */
-    while (api && api->version.major > 1) api = api->prev_version_api;
+    /* Major version 1 (the layout above), walking to an older table if this one is newer (a
+     * few steps at most: a chain that loops would otherwise be followed for ever). */
+    for (int step = 0; api && api->version.major > 1; ++step) api = step < 8 ? api->prev_version_api : NULL;
     if (api && api->version.major == 1 && api->dltensor_from_py_object_no_sync && api->current_work_stream) return api;
   }
   return NULL;
@@ -299,43 +298,46 @@ static struct {
 } torch_cache;
 static PyObject *s_torch, *s_dtype, *s_shape, *s_stride, *s_data_ptr, *s_get_device; /* interned at import */
 
-static void torch_cache_clear(void) {
-  Py_CLEAR(torch_cache.module);
-  Py_CLEAR(torch_cache.tensor_type);
-  Py_CLEAR(torch_cache.fp8);
-  Py_CLEAR(torch_cache.bf16);
-  Py_CLEAR(torch_cache.fp32);
-  Py_CLEAR(torch_cache.raw_stream);
-  torch_cache.exchange = NULL;
-}
-
-/* 1: the cache matches the torch module in use; 0: no torch (or not a usable one); -1: error. */
+/* 1: the cache matches the torch module in use; 0: no torch (or not a usable one); -1: error.
+ * The lookups can run Python code (module __getattr__, properties, destructors of the old
+ * entries), even a nested call of this function: the new entries are gathered in locals
+ * while the module is held, installed at once, and the old ones released last. */
 static int torch_cache_refresh(void) {
   /* (An interned key: this runs on every call, and GetItemString would build the string each time.) */
   PyObject* torch = PyDict_GetItemWithError(PyImport_GetModuleDict(), s_torch); /* borrowed */
   if (!torch) return PyErr_Occurred() ? -1 : 0;
   if (torch == torch_cache.module) return torch_cache.tensor_type ? 1 : 0;
-  torch_cache_clear();
   Py_INCREF(torch);
-  torch_cache.module = torch;
-  torch_cache.tensor_type = PyObject_GetAttrString(torch, "Tensor");
-  torch_cache.fp8 = PyObject_GetAttrString(torch, "float8_e4m3fn");
-  torch_cache.bf16 = PyObject_GetAttrString(torch, "bfloat16");
-  torch_cache.fp32 = PyObject_GetAttrString(torch, "float32");
-  if (!torch_cache.tensor_type || !torch_cache.fp8 || !torch_cache.bf16 || !torch_cache.fp32 ||
-      !PyType_Check(torch_cache.tensor_type)) {
-    PyErr_Clear();
-    Py_CLEAR(torch_cache.tensor_type); /* this module stays cached as "no fast path" */
-    return 0;
-  }
-  torch_cache.exchange = exchange_api_of(torch_cache.tensor_type);
-  PyObject* c = PyObject_GetAttrString(torch, "_C");
-  if (c) {
-    torch_cache.raw_stream = PyObject_GetAttrString(c, "_cuda_getCurrentRawStream");
-    Py_DECREF(c);
-  }
+  PyObject* tensor_type = PyObject_GetAttrString(torch, "Tensor");
+  PyObject* fp8 = PyObject_GetAttrString(torch, "float8_e4m3fn");
+  PyObject* bf16 = PyObject_GetAttrString(torch, "bfloat16");
+  PyObject* fp32 = PyObject_GetAttrString(torch, "float32");
+  PyObject* raw_stream = NULL;
+  const dl_exchange_api* exchange = NULL;
+  const int usable = tensor_type && fp8 && bf16 && fp32 && PyType_Check(tensor_type);
   PyErr_Clear();
-  return 1;
+  if (usable) {
+    exchange = exchange_api_of(tensor_type);
+    PyObject* c = PyObject_GetAttrString(torch, "_C");
+    if (c) {
+      raw_stream = PyObject_GetAttrString(c, "_cuda_getCurrentRawStream");
+      Py_DECREF(c);
+    }
+    PyErr_Clear();
+  } else {
+    Py_CLEAR(tensor_type); /* this module stays cached as "no fast path" */
+  }
+  PyObject* old[6] = {torch_cache.module, torch_cache.tensor_type, torch_cache.fp8,
+                      torch_cache.bf16, torch_cache.fp32, torch_cache.raw_stream};
+  torch_cache.module = torch; /* the reference taken above */
+  torch_cache.tensor_type = tensor_type;
+  torch_cache.fp8 = fp8;
+  torch_cache.bf16 = bf16;
+  torch_cache.fp32 = fp32;
+  torch_cache.raw_stream = raw_stream;
+  torch_cache.exchange = exchange;
+  for (int i = 0; i < 6; ++i) Py_XDECREF(old[i]);
+  return usable ? 1 : 0;
 }
 
 /* A 2-tuple of Python ints into two int64 values; 0 if it is not one. */
@@ -428,24 +430,38 @@ static PyObject* gemm_fp8_nt_torch(PyObject* self, PyObject* const* args, Py_ssi
   if (va[1] == 1 && va[3] < va[2]) va[3] = va[2];
   if (vb[1] == 1 && vb[3] < vb[2]) vb[3] = vb[2];
   if (vd[1] == 1 && vd[3] < vd[2]) vd[3] = vd[2];
+  /* The stream; whatever this path cannot read as a plain handle (a table that fails, a
+   * negative or oversized int) goes to the Python path, which decides and says why. */
   int64_t stream_value = 0;
   PyObject* stream = args[5];
   if (stream == Py_None && torch_cache.exchange) {
     void* current = NULL;
-    if (torch_cache.exchange->current_work_stream(2, (int32_t)dev[0], &current) != 0) return NULL;
+    if (torch_cache.exchange->current_work_stream(2, (int32_t)dev[0], &current) != 0) {
+      PyErr_Clear();
+      Py_RETURN_NONE;
+    }
     stream_value = (int64_t)(uintptr_t)current;
   } else if (stream == Py_None) {
-    if (!torch_cache.raw_stream) Py_RETURN_NONE;
+    PyObject* raw_stream = torch_cache.raw_stream; /* held: the call may run any Python code */
+    if (!raw_stream) Py_RETURN_NONE;
+    Py_INCREF(raw_stream);
     PyObject* index = PyLong_FromLong(dev[0]);
-    PyObject* handle = index ? PyObject_CallOneArg(torch_cache.raw_stream, index) : NULL;
+    PyObject* handle = index ? PyObject_CallOneArg(raw_stream, index) : NULL;
     Py_XDECREF(index);
+    Py_DECREF(raw_stream);
     if (!handle) return NULL;
     stream_value = (int64_t)PyLong_AsUnsignedLongLong(handle);
     Py_DECREF(handle);
-    if (PyErr_Occurred()) return NULL;
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      Py_RETURN_NONE;
+    }
   } else if (PyLong_Check(stream)) {
     stream_value = (int64_t)PyLong_AsUnsignedLongLong(stream);
-    if (PyErr_Occurred()) return NULL;
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      Py_RETURN_NONE;
+    }
   } else {
     Py_RETURN_NONE;
   }

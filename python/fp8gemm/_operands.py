@@ -6,7 +6,7 @@ matrix in memory, where a grouped GEMM takes one) and that its rows are contiguo
 strides, alignment and scale layouts are the library's to check, with its messages.
 """
 
-from ._errors import invalid_argument
+from ._errors import InvalidArgumentError, invalid_argument
 from ._streams import resolve_stream
 from ._tensors import is_torch_tensor, tensor_info
 
@@ -31,8 +31,21 @@ class Operands:
         self.shapes = {}  # operand name -> its shape as given (before a stack is flattened)
 
     def info(self, name, obj, dtypes):
-        info = tensor_info(obj, self.stream)
         fn = self.fn
+        try:
+            info = tensor_info(obj, self.stream)
+        except InvalidArgumentError as e:
+            raise invalid_argument(f"{fn}: {name}: {e.message}") from None
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as e:
+            # What an operand's own description (its array interface, DLPack capsule or tensor
+            # attributes) got wrong, named as the operand's problem.
+            raise invalid_argument(f"{fn}: {name} does not describe a tensor readably "
+                                   f"({type(e).__name__}: {e})") from None
+        if not isinstance(info.data_ptr, int) or not 0 <= info.data_ptr < 1 << 64:
+            raise invalid_argument(f"{fn}: {name} has data pointer {info.data_ptr!r}, not an address")
+        if any(not -(1 << 63) <= int(x) < 1 << 63 for x in (*info.shape, *info.strides)):
+            raise invalid_argument(f"{fn}: {name} has shape {tuple(info.shape)} / strides {tuple(info.strides)} "
+                                   "outside the 64-bit range")
         if info.device_type != "cuda":
             raise invalid_argument(f"{fn}: {name} must be on a CUDA device (it is on {info.device_type})")
         if info.dtype not in dtypes:

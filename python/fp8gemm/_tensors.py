@@ -83,9 +83,13 @@ _TYPESTR_NAMES = {
 
 
 def _from_cuda_array_interface(obj, cai):
+    if not isinstance(cai, dict) or not all(key in cai for key in ("shape", "typestr", "data")):
+        raise invalid_argument("__cuda_array_interface__ must be a dict with 'shape', 'typestr' and 'data'")
     shape = tuple(int(s) for s in cai["shape"])
     typestr = cai["typestr"]
-    itemsize = int(typestr[2:]) if typestr[2:].isdigit() else 0
+    if not isinstance(typestr, str):
+        raise invalid_argument(f"__cuda_array_interface__ typestr must be a string, not {typestr!r}")
+    itemsize = int(typestr[2:]) if typestr[2:].isascii() and typestr[2:].isdigit() else 0
     if itemsize <= 0:
         raise invalid_argument(f"unsupported __cuda_array_interface__ typestr {typestr!r}")
     if cai.get("mask") is not None:
@@ -98,13 +102,18 @@ def _from_cuda_array_interface(obj, cai):
             step *= max(s, 1)
         strides = tuple(reversed(strides))
     else:
+        if len(byte_strides) != len(shape):
+            raise invalid_argument(f"__cuda_array_interface__ strides {tuple(byte_strides)} do not match its "
+                                   f"shape {shape}")
         if any(int(s) % itemsize for s in byte_strides):
             raise invalid_argument(f"__cuda_array_interface__ strides {tuple(byte_strides)} are not "
                                    f"multiples of the item size {itemsize}")
         strides = tuple(int(s) // itemsize for s in byte_strides)
     # The interface names no device: the pointer belongs to the current one (index None).
-    return TensorInfo(int(cai["data"][0]), shape, strides, _TYPESTR_NAMES.get(typestr, typestr),
-                      "cuda", None, None)
+    data = cai["data"]
+    if not isinstance(data, tuple) or len(data) != 2 or not isinstance(data[0], int) or isinstance(data[0], bool):
+        raise invalid_argument(f"__cuda_array_interface__ data must be (pointer, read_only), not {data!r}")
+    return TensorInfo(data[0], shape, strides, _TYPESTR_NAMES.get(typestr, typestr), "cuda", None, None)
 
 
 # ---- DLPack ---------------------------------------------------------------------------------
@@ -157,10 +166,13 @@ _DLPACK_DTYPES = {
 _DLPACK_DEVICES = {KDL_CPU: "cpu", KDL_CUDA: "cuda", KDL_CUDA_HOST: "cuda_host",
                    KDL_CUDA_MANAGED: "cuda"}  # managed memory is addressable by the kernels
 
-_capsule_is_valid = ctypes.pythonapi.PyCapsule_IsValid
+# A handle of the package's own on the interpreter's C API: the signatures set here do not
+# change (and are not changed by) other code's use of the shared ctypes.pythonapi.
+_pythonapi = ctypes.PyDLL(None)
+_capsule_is_valid = _pythonapi.PyCapsule_IsValid
 _capsule_is_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _capsule_is_valid.restype = ctypes.c_int
-_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer = _pythonapi.PyCapsule_GetPointer
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _capsule_pointer.restype = ctypes.c_void_p
 
@@ -179,12 +191,21 @@ def _from_dlpack(obj, stream):
         capsule = obj.__dlpack__()
     if _capsule_is_valid(capsule, b"dltensor_versioned"):
         managed = DLManagedTensorVersioned.from_address(_capsule_pointer(capsule, b"dltensor_versioned"))
+        # A newer major version may lay the struct out differently: the protocol says to refuse it.
+        if managed.version.major != 1:
+            raise invalid_argument(f"__dlpack__ returned a DLPack {managed.version.major}.{managed.version.minor} "
+                                   "tensor; this package reads DLPack 1.x")
     elif _capsule_is_valid(capsule, b"dltensor"):
         managed = DLManagedTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
     else:
         raise invalid_argument("__dlpack__ returned no unused DLPack capsule")
     t = managed.dl_tensor
     ndim = int(t.ndim)
+    # (Checked before the shape and strides arrays are read: they hold ndim entries.)
+    if not 0 <= ndim <= 3:
+        raise invalid_argument(f"__dlpack__ returned a tensor of {ndim} dimensions; operands have 1 to 3")
+    if ndim > 0 and not t.shape:
+        raise invalid_argument("__dlpack__ returned a tensor without a shape array")
     shape = tuple(int(t.shape[i]) for i in range(ndim))
     if t.strides:
         strides = tuple(int(t.strides[i]) for i in range(ndim))
@@ -230,5 +251,8 @@ def tensor_info(obj, stream=None):
                 f"{cls.__name__} is not a tensor: expected a torch tensor or an object with "
                 "__cuda_array_interface__ or __dlpack__"
             )
-        _READERS[cls] = reader
+        # Kept for the type only where the type decides (torch tensors, protocols defined on
+        # the class); an instance attribute says nothing of the type's other instances.
+        if is_torch_tensor(obj) or any(hasattr(cls, name) for name in ("__cuda_array_interface__", "__dlpack__")):
+            _READERS[cls] = reader
     return reader(obj, stream)

@@ -566,5 +566,163 @@ class TorchFastPathTest(unittest.TestCase):
             fp8gemm.gemm_fp8_nt(*dense(64, 256, 512))
 
 
+class HostileInputTest(unittest.TestCase):
+    """Descriptions that lie or misbehave: never a crash, a hang or a stray Python error; the
+    package's InvalidArgumentError, or the call going on to the library. Each case runs in a
+    fresh interpreter, so that a crash fails the test instead of ending the run."""
+
+    PRELUDE = """
+        import ctypes, sys, types
+        sys.path.insert(0, %r)
+        import fp8gemm, fakes
+        from fakes import bf16, block_scales, fp8, per_token_scales
+        NO_GPU = (fp8gemm.NoDriverError, fp8gemm.NoDeviceError)
+        def ops():
+            return [fp8(0, 128, 128), per_token_scales(1, 128, 128), fp8(2, 128, 128), block_scales(3, 128, 128),
+                    bf16(4, 128, 128)]
+        def outcome(call):
+            try:
+                call()
+                return "ok"
+            except NO_GPU:
+                return "no-gpu"
+            except fp8gemm.InvalidArgumentError as e:
+                return "invalid: " + e.message
+            except Exception as e:
+                return "OTHER %%s: %%s" %% (type(e).__name__, e)
+    """ % os.path.dirname(os.path.abspath(__file__))
+
+    def run_case(self, body):
+        r = subprocess.run([sys.executable, "-c", textwrap.dedent(self.PRELUDE) + textwrap.dedent(body)],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn("OTHER", r.stdout, r.stdout)
+        return r.stdout
+
+    def test_dlpack_dimensions_are_checked_before_reading_them(self):
+        out = self.run_case("""
+            x = fakes.DLPackArray(fakes.address(0), (128, 128), fakes.KDL_FLOAT8_E4M3FN, 8)
+            for ndim in (2**31 - 1, 1000, -1):
+                x.managed.dl_tensor.ndim = ndim
+                o = ops(); o[0] = x
+                print(outcome(lambda: fp8gemm.gemm_fp8_nt(*o)))
+            v = fakes.DLPackArray(fakes.address(0), (128, 128), fakes.KDL_FLOAT8_E4M3FN, 8, versioned=True)
+            v.managed.version.major = 2
+            o = ops(); o[0] = v
+            print(outcome(lambda: fp8gemm.gemm_fp8_nt(*o)))
+        """)
+        self.assertEqual(out.count("tensor of 2147483647 dimensions"), 1, out)
+        self.assertIn("tensor of 1000 dimensions", out)
+        self.assertIn("tensor of -1 dimensions", out)
+        self.assertIn("a DLPack 2.0 tensor; this package reads DLPack 1.x", out)
+
+    def test_malformed_array_interfaces_are_invalid_arguments(self):
+        out = self.run_case("""
+            class Raw:
+                def __init__(self, cai): self.__cuda_array_interface__ = cai
+            good = fp8(0, 128, 128).__cuda_array_interface__
+            cases = [None, 5, {}, dict(good, data=()), dict(good, data=("16777216", False)),
+                     dict(good, data=(1.5, False)), dict(good, typestr=None), dict(good, typestr="<f\u00b2"),
+                     dict(good, shape=("a", 1)), dict(good, strides=(128,)), dict(good, data=(2**64, False)),
+                     dict(good, shape=(2**63, 128))]
+            for cai in cases:
+                o = ops(); o[0] = Raw(cai)
+                print(outcome(lambda: fp8gemm.gemm_fp8_nt(*o)))
+            # The reader is decided per object where the protocol is an instance attribute.
+            o = ops(); o[0] = Raw(good); print(outcome(lambda: fp8gemm.gemm_fp8_nt(*o)))
+        """)
+        lines = out.split("\n")
+        self.assertTrue(all(line.startswith("invalid: gemm_fp8_nt: a") for line in lines[:12]), out)
+        self.assertEqual(lines[12], "no-gpu", out)
+
+    def test_torch_exchange_tables_that_lie(self):
+        out = self.run_case("""
+            import fake_torch as T, fake_exchange as X
+            sys.modules["torch"] = T
+            d = T.device("cuda", 0)
+            def call(**kw):
+                return outcome(lambda: fp8gemm.gemm_fp8_nt(
+                    T.Tensor((128, 128), T.float8_e4m3fn, d), T.empty_strided((128, 1), (1, 128), dtype=T.float32, device=d),
+                    T.Tensor((128, 128), T.float8_e4m3fn, d), T.Tensor((1, 1), T.float32, d),
+                    T.Tensor((128, 128), T.bfloat16, d), **kw))
+            T.Tensor.__c_dlpack_exchange_api__ = 1       # an int address: not taken
+            print(call())
+            del T.Tensor.__c_dlpack_exchange_api__
+            X._api.version.major = 2                     # a version chain that loops
+            X._api.prev_version_api = ctypes.addressof(X._api)
+            X.install(T.Tensor)
+            print(call())
+        """)
+        self.assertEqual(out.split(), ["no-gpu", "no-gpu"], out)
+        out = self.run_case("""
+            import fake_torch as T, fake_exchange as X
+            sys.modules["torch"] = T
+            X._api.current_work_stream = X.WORK_STREAM(lambda device_type, device_id, out: 1)  # fails
+            X.install(T.Tensor)
+            d = T.device("cuda", 0)
+            print(outcome(lambda: fp8gemm.gemm_fp8_nt(
+                T.Tensor((128, 128), T.float8_e4m3fn, d), T.empty_strided((128, 1), (1, 128), dtype=T.float32, device=d),
+                T.Tensor((128, 128), T.float8_e4m3fn, d), T.Tensor((1, 1), T.float32, d), T.Tensor((128, 128), T.bfloat16, d))))
+            for stream in (-1, 2**64):                   # both paths: not a handle
+                for kw in ({}, {"b_constant": False, "config": None}):
+                    print(outcome(lambda: fp8gemm.gemm_fp8_nt(
+                        T.Tensor((128, 128), T.float8_e4m3fn, d),
+                        T.empty_strided((128, 1), (1, 128), dtype=T.float32, device=d),
+                        T.Tensor((128, 128), T.float8_e4m3fn, d), T.Tensor((1, 1), T.float32, d),
+                        T.Tensor((128, 128), T.bfloat16, d), stream=stream, **kw)))
+        """)
+        lines = out.split("\n")
+        self.assertEqual(lines[0], "no-gpu", out)  # once SystemError: NULL without an exception
+        self.assertTrue(all("is not a CUstream handle" in line for line in lines[1:5]), out)
+
+    def test_torch_module_swapped_while_it_is_read(self):
+        # A module whose attribute lookup replaces sys.modules["torch"] and calls again: the
+        # native cache once freed the module it was still reading.
+        out = self.run_case("""
+            depth = [0]
+            def getattr_(name):
+                if name == "Tensor" and depth[0] == 0:
+                    depth[0] += 1
+                    other = types.ModuleType("torch")
+                    other.Tensor = type("T3", (), {})
+                    other.float8_e4m3fn = other.bfloat16 = other.float32 = 0
+                    sys.modules["torch"] = other
+                    print(outcome(lambda: fp8gemm.gemm_fp8_nt(*ops())))
+                    return type("T2", (), {})
+                raise AttributeError(name)
+            swapping = types.ModuleType("torch")
+            swapping.__getattr__ = getattr_
+            sys.modules["torch"] = swapping
+            del swapping
+            print(outcome(lambda: fp8gemm.gemm_fp8_nt(*ops())))
+        """)
+        self.assertEqual(out.split(), ["no-gpu", "no-gpu"], out)
+
+    def test_streams_counts_and_shapes_out_of_range(self):
+        out = self.run_case("""
+            import fake_torch as T
+            t = T.Tensor((128, 128), T.float8_e4m3fn, T.device("cuda", 0))
+            o = ops(); o[0] = t
+            print(outcome(lambda: fp8gemm.gemm_fp8_nt(*o)))           # torch-like operand, torch not imported
+            for stream in (-1, 2**64, "x"):
+                print(outcome(lambda: fp8gemm.gemm_fp8_nt(*ops(), stream=stream)))
+            class BadProtocol:
+                def __cuda_stream__(self): return ()
+            print(outcome(lambda: fp8gemm.gemm_fp8_nt(*ops(), stream=BadProtocol())))
+            print(outcome(lambda: fp8gemm.kernel_name((2**64, 256, 512))))
+            print(outcome(lambda: fp8gemm.kernel_name(("a", 256, 512))))
+            print(outcome(lambda: fp8gemm.prewarm([(1, 256, 512)], jobs=2**40)))
+            # Another library's signatures on ctypes.pythonapi do not reach the package's own.
+            ctypes.pythonapi.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+            x = fakes.DLPackArray(fakes.address(0), (128, 128), fakes.KDL_FLOAT8_E4M3FN, 8)
+            o = ops(); o[0] = x
+            print(outcome(lambda: fp8gemm.gemm_fp8_nt(*o)))
+        """)
+        lines = out.split("\n")
+        self.assertIn("torch is not imported", lines[0])
+        self.assertTrue(all(line.startswith("invalid: ") for line in lines[:8]), out)
+        self.assertEqual(lines[8], "no-gpu", out)
+
+
 if __name__ == "__main__":
     unittest.main()
