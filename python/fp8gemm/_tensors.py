@@ -19,6 +19,7 @@ to "used_dltensor". Holding the capsule keeps the producer's memory alive for th
 
 import collections
 import ctypes
+import operator
 
 from ._errors import invalid_argument
 
@@ -111,9 +112,13 @@ def _from_cuda_array_interface(obj, cai):
         strides = tuple(int(s) // itemsize for s in byte_strides)
     # The interface names no device: the pointer belongs to the current one (index None).
     data = cai["data"]
-    if not isinstance(data, tuple) or len(data) != 2 or not isinstance(data[0], int) or isinstance(data[0], bool):
-        raise invalid_argument(f"__cuda_array_interface__ data must be (pointer, read_only), not {data!r}")
-    return TensorInfo(data[0], shape, strides, _TYPESTR_NAMES.get(typestr, typestr), "cuda", None, None)
+    try:  # (an int of any integer type, numpy's included; not a bool, float or string)
+        if not isinstance(data, (tuple, list)) or len(data) != 2 or isinstance(data[0], bool):
+            raise TypeError
+        pointer = operator.index(data[0])
+    except TypeError:
+        raise invalid_argument(f"__cuda_array_interface__ data must be (pointer, read_only), not {data!r}") from None
+    return TensorInfo(pointer, shape, strides, _TYPESTR_NAMES.get(typestr, typestr), "cuda", None, None)
 
 
 # ---- DLPack ---------------------------------------------------------------------------------
