@@ -6,11 +6,10 @@ NVRTC on any machine.
 
 import dataclasses
 import enum
-import operator
 import typing
 
 from . import _native
-from ._errors import invalid_argument
+from ._errors import integer_argument, invalid_argument
 
 
 class GemmKind(enum.IntEnum):
@@ -75,25 +74,14 @@ def as_shape(shape):
             raise invalid_argument(f"a shape is (m, n, k[, kind[, groups]]), not {fields!r}")
         fields = fields + (0, 1)[len(fields) - 3:]
     m, n, k, kind, groups = fields
-    m, n, k, groups = (_integer(v, "shape " + name, 64) for name, v in (("m", m), ("n", n), ("k", k), ("groups", groups)))
+    m, n, k, groups = (integer_argument(v, "shape " + name, -(1 << 63), 1 << 63)
+                       for name, v in (("m", m), ("n", n), ("k", k), ("groups", groups)))
     return GemmShape(m, n, k, _enum(GemmKind, kind, "GEMM kind"), groups)
-
-
-def _integer(value, what, bits):
-    """`value` as a Python int within a signed `bits`-bit C integer (the library checks the
-    range that matters); InvalidArgumentError naming `what` otherwise."""
-    try:
-        number = operator.index(value)
-    except TypeError:
-        raise invalid_argument(f"{what} must be an integer, not {value!r}") from None
-    if not -(1 << (bits - 1)) <= number < 1 << (bits - 1):
-        raise invalid_argument(f"{what} = {number} is out of range")
-    return number
 
 
 def _count(value, name, fn):
     """An int option of `fn` within a C int."""
-    return _integer(value, f"{fn}: {name}", 32)
+    return integer_argument(value, f"{fn}: {name}", -(1 << 31), 1 << 31)
 
 
 def _shape_tuple(shape):

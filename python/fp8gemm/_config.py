@@ -1,9 +1,8 @@
 """KernelConfig: an explicit tile configuration (fp8gemm_kernel_config_t, C++ KernelConfig)."""
 
 import dataclasses
-import operator
 
-from ._errors import invalid_argument
+from ._errors import integer_argument
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,9 +28,6 @@ class KernelConfig:
                 self.tma_store, self.split_k)
 
 
-_INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1  # the C int of fp8gemm_kernel_config_t
-
-
 def as_config(config):
     """A KernelConfig from a KernelConfig or a dict of its fields, each field an integer in
     the range of the C descriptor's int (a larger value would reach the library truncated,
@@ -41,11 +37,5 @@ def as_config(config):
     elif not isinstance(config, KernelConfig):
         raise TypeError(f"config must be a KernelConfig or a dict, not {type(config).__name__}")
     for field in dataclasses.fields(KernelConfig):
-        value = getattr(config, field.name)
-        try:
-            number = operator.index(value)
-        except TypeError:
-            raise invalid_argument(f"KernelConfig.{field.name} must be an integer (it is {value!r})") from None
-        if not _INT_MIN <= number <= _INT_MAX:
-            raise invalid_argument(f"KernelConfig.{field.name} = {number} is out of range (a C int)")
+        integer_argument(getattr(config, field.name), f"KernelConfig.{field.name}", -(1 << 31), 1 << 31)
     return config

@@ -4,6 +4,8 @@ The library's message (fp8gemm_last_error_message) is the exception's text; `.co
 status number, so code that handles the C API's numbers can still tell them apart.
 """
 
+import operator
+
 from . import _native
 
 
@@ -77,3 +79,16 @@ _native.set_error_classes(ERROR_CLASSES)
 def invalid_argument(message):
     """The InvalidArgumentError the Python layer raises for a rule the library cannot see."""
     return InvalidArgumentError(1, message)
+
+
+def integer_argument(value, what, low, high):
+    """`value` as a Python int (any integer type; not a float, string or other object) in
+    [low, high); InvalidArgumentError naming `what` otherwise."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise invalid_argument(f"{what} must be an integer, not {value!r}") from None
+    if not low <= number < high:
+        raise invalid_argument(f"{what} = {number} is out of range [{low}, {high})")
+    return number
+

@@ -10,12 +10,10 @@ Every call takes `stream`: None is the current torch stream of the operands' dev
 torch tensors and the legacy default stream otherwise; an int is a CUstream.
 """
 
-import operator
-
 from . import _native
 from ._alloc import empty
 from ._config import as_config
-from ._errors import invalid_argument
+from ._errors import integer_argument, invalid_argument
 from ._operands import Operands
 from ._tensors import BF16, FP8, FP32
 
@@ -75,11 +73,8 @@ def gemm_fp8_nt_wgrad(a, a_scales, b, b_scales, out, c=None, *, config=None, str
 
 
 def _count(value, name, fn):
-    """An integer argument as a Python int; anything else (a float, a string) is an error."""
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise invalid_argument(f"{fn}: {name} must be an integer (it is {value!r})") from None
+    """An integer argument within int64 (the library checks the range that matters)."""
+    return integer_argument(value, f"{fn}: {name}", -(1 << 63), 1 << 63)
 
 
 def _groups(groups, shape, n, fn):

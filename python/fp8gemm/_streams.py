@@ -7,10 +7,9 @@ CUstream / cudaStream_t handle. Objects with `cuda_stream` (torch.cuda.Stream, C
 or the `__cuda_stream__` protocol are accepted too.
 """
 
-import operator
 import sys
 
-from ._errors import invalid_argument
+from ._errors import integer_argument, invalid_argument
 
 
 def _torch_current_stream(tensor):
@@ -26,13 +25,7 @@ def _torch_current_stream(tensor):
 
 def _handle(value, what):
     """A CUstream handle: an int in [0, 2**64)."""
-    try:
-        handle = operator.index(value)
-    except TypeError:
-        raise invalid_argument(f"{what} must be an int (a CUstream handle), not {type(value).__name__}") from None
-    if not 0 <= handle < 1 << 64:
-        raise invalid_argument(f"{what} = {handle} is not a CUstream handle (0 to 2**64 - 1)")
-    return handle
+    return integer_argument(value, what + " (a CUstream handle)", 0, 1 << 64)
 
 
 def resolve_stream(stream, first_operand, operand_is_torch):

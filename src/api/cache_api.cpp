@@ -98,9 +98,10 @@ std::vector<CachedKernel> cached_kernels() {
     // A symbolic link to a regular file is what the loader reads through it (a dangling one,
     // or one to anything else, is stray).
     struct stat st {};
-    if (::stat(k.file.c_str(), &st) != 0 && errno == ENOENT && ::lstat(k.file.c_str(), &st) != 0)
+    const bool found = ::stat(k.file.c_str(), &st) == 0;
+    if (!found && errno == ENOENT && ::lstat(k.file.c_str(), &st) != 0)
       continue;  // gone since the listing (a writer's rename, another process's cleanup)
-    const bool regular = ::stat(k.file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    const bool regular = found && S_ISREG(st.st_mode);
     k.bytes = regular ? static_cast<uint64_t>(st.st_size) : 0;
     if (!regular) {
       k.category = "stray";

@@ -244,9 +244,7 @@ bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, c
   if (sf.rows != scale_rows || sf.cols != scale_cols)
     reject(fmt::format("scales is [{}, {}] but must be [{}, {}] for x of [{}, {}]", sf.rows, sf.cols, scale_rows,
                        scale_cols, x.rows, x.cols));
-  const bool row_major = sf.col_stride == 1 && (sf.rows == 1 || sf.row_stride >= sf.cols);
-  const bool col_major = sf.row_stride == 1 && (sf.cols == 1 || sf.col_stride >= sf.rows);
-  if (!row_major && !col_major)
+  if (!one_to_one(sf))
     reject(fmt::format("scales has strides (row {}, col {}): one stride must be 1 and the other at least the "
                        "extent of that dimension (row-major or column-major, no element written twice)",
                        sf.row_stride, sf.col_stride));
