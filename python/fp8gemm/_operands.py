@@ -78,9 +78,16 @@ class Operands:
                                    f"(it has shape {tuple(info.shape)})")
         return shape, strides
 
-    def matrix(self, name, obj, dtypes, stacked=False):
-        """(data, rows, cols, ld) of a row-major matrix."""
+    def _writable(self, name, info):
+        if info.read_only:
+            raise invalid_argument(f"{self.fn}: {name} is read-only memory (its producer marked it so); "
+                                   "the call writes it: pass a writable tensor")
+
+    def matrix(self, name, obj, dtypes, stacked=False, written=False):
+        """(data, rows, cols, ld) of a row-major matrix; `written`: the call writes it."""
         info = self.info(name, obj, dtypes)
+        if written:
+            self._writable(name, info)
         (rows, cols), (s0, s1) = self._two_d(name, info, stacked)
         if cols > 1 and s1 != 1:
             raise invalid_argument(f"{self.fn}: {name} must have contiguous rows (stride(1) == 1; "
@@ -88,9 +95,11 @@ class Operands:
         ld = s0 if rows > 1 else max(s0, cols)  # a single row's stride(0) is arbitrary
         return (info.data_ptr, rows, cols, ld)
 
-    def scales(self, name, obj, stacked=False):
+    def scales(self, name, obj, stacked=False, written=False):
         """(data, rows, cols, row_stride, col_stride) of an fp32 scale matrix."""
         info = self.info(name, obj, ("fp32",))
+        if written:
+            self._writable(name, info)
         (rows, cols), (s0, s1) = self._two_d(name, info, stacked)
         return (info.data_ptr, rows, cols, s0, s1)
 

@@ -31,7 +31,7 @@ def _gemm_fp8_nt(a, a_scales, b, b_scales, out=None, *, config=None, b_constant=
     fields = _gemm_operands(ops, a, a_scales, b, b_scales)
     if out is None:
         out = empty(a, (fields[1], fields[10]), "bf16", ops.fn, "out")  # (a.rows, b.rows)
-    d = ops.matrix("out", out, BF16)
+    d = ops.matrix("out", out, BF16, written=True)
     if config is None:
         mode = 1 if b_constant else 0  # 1: the call with options, 0: the plain one
         _native.gemm_fp8_nt_fields(*fields, *d, mode, mode, *_NO_CONFIG, ops.stream)
@@ -51,7 +51,7 @@ gemm_fp8_nt = _native.gemm_fp8_nt
 
 def _accumulator(ops, out, c, stacked=False):
     """out's descriptor and (has_c, c's descriptor): c None, out itself or another matrix."""
-    d = ops.matrix("out", out, FP32, stacked)
+    d = ops.matrix("out", out, FP32, stacked, written=True)
     if c is None:
         return d, (0, 0, 0, 0, 0)
     if c is out:
@@ -96,7 +96,7 @@ def gemm_fp8_nt_grouped_contiguous(a, a_scales, b, b_scales, out, m_indices, gro
     b's rows / N). Experts' segments of a start at multiples of 128 rows."""
     ops = Operands("gemm_fp8_nt_grouped_contiguous", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales, stacked_b=True)
-    d = ops.matrix("out", out, BF16)
+    d = ops.matrix("out", out, BF16, written=True)
     index_ptr, entries = ops.vector("m_indices", m_indices)
     rows = ops.shapes["a"][0]
     if entries != rows:
@@ -115,7 +115,7 @@ def gemm_fp8_nt_grouped_masked(a, a_scales, b, b_scales, out, masked_m, expected
     expected_m: its typical value (chooses the kernel; never read from the device)."""
     ops = Operands("gemm_fp8_nt_grouped_masked", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales, stacked_a=True, stacked_b=True)
-    d = ops.matrix("out", out, BF16, stacked=True)
+    d = ops.matrix("out", out, BF16, stacked=True, written=True)
     masked_ptr, g = ops.vector("masked_m", masked_m)
     _native.gemm_fp8_nt_grouped_masked(*fields, *d, masked_ptr, g, _count(expected_m, "expected_m", ops.fn),
                                        ops.stream)

@@ -23,8 +23,8 @@ def _quantize(native, fn, x, out, scales, out_shape, scale_layout, pow2_scales, 
     if scales is None:
         shape, strides = scale_layout(rows, cols)
         scales = empty_strided(x, shape, strides, "fp32", fn, "scales")
-    q = ops.matrix("out", out, FP8)
-    s = ops.scales("scales", scales)
+    q = ops.matrix("out", out, FP8, written=True)
+    s = ops.scales("scales", scales, written=True)
     native(*xi, *q, *s, 1 if pow2_scales else 0, ops.stream)
     return out, scales
 
@@ -64,8 +64,8 @@ def transpose_fp8_block_scaled(w, w_scales, out=None, out_scales=None, *, stream
     if out_scales is None:
         shape, strides = block_scale_shape(k, n)
         out_scales = empty_strided(w, shape, strides, "fp32", fn, "out_scales")
-    o = ops.matrix("out", out, FP8)
-    os_ = ops.scales("out_scales", out_scales)
+    o = ops.matrix("out", out, FP8, written=True)
+    os_ = ops.scales("out_scales", out_scales, written=True)
     _native.transpose_fp8_block_scaled(*wi, *wsi, *o, *os_, ops.stream)
     return out, out_scales
 
@@ -80,6 +80,6 @@ def convert_scales(scales, out=None, *, stream=None):
     if out is None:
         rows, cols = si[1], si[2]
         out = empty_strided(scales, (rows, cols), (1, (rows + 3) // 4 * 4), "fp32", fn, "out")
-    o = ops.scales("out", out)
+    o = ops.scales("out", out, written=True)
     _native.convert_scales(*si, *o, ops.stream)
     return out

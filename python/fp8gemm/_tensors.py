@@ -24,12 +24,15 @@ import operator
 from ._errors import invalid_argument
 
 TensorInfo = collections.namedtuple(
-    "TensorInfo", "data_ptr shape strides dtype device_type device_index owner"
+    "TensorInfo", "data_ptr shape strides dtype device_type device_index owner read_only",
+    defaults=(False,),
 )
 TensorInfo.__doc__ = (
     "data_ptr: int; shape, strides: tuples (strides in elements); dtype: a name (see the module);"
     " device_type: 'cuda', 'cpu', ...; device_index: int, or None for 'the current device';"
-    " owner: what must stay alive while the pointer is used (a DLPack capsule), or None."
+    " owner: what must stay alive while the pointer is used (a DLPack capsule), or None;"
+    " read_only: the producer marked the memory read-only (array interface data[1], DLPack 1.x"
+    " flag bit 0); the package writes no output into such memory."
 )
 
 FP8 = ("e4m3", "u8")
@@ -116,9 +119,13 @@ def _from_cuda_array_interface(obj, cai):
         if not isinstance(data, (tuple, list)) or len(data) != 2 or isinstance(data[0], bool):
             raise TypeError
         pointer = operator.index(data[0])
+        flag = data[1]  # a bool (numpy's too), or 0 / 1
+        if type(flag).__name__ not in ("bool", "bool_") and not (isinstance(flag, int) and flag in (0, 1)):
+            raise TypeError
     except TypeError:
         raise invalid_argument(f"__cuda_array_interface__ data must be (pointer, read_only), not {data!r}") from None
-    return TensorInfo(pointer, shape, strides, _TYPESTR_NAMES.get(typestr, typestr), "cuda", None, None)
+    return TensorInfo(pointer, shape, strides, _TYPESTR_NAMES.get(typestr, typestr), "cuda", None, None,
+                      bool(flag))
 
 
 # ---- DLPack ---------------------------------------------------------------------------------
@@ -162,6 +169,7 @@ class DLManagedTensorVersioned(ctypes.Structure):
 
 
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
+DLPACK_FLAG_READ_ONLY = 1  # DLManagedTensorVersioned.flags bit 0 (DLPack 1.0)
 # (code, bits, lanes) -> name. Codes: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4,
 # kDLFloat8_e4m3fn 10.
 _DLPACK_DTYPES = {
@@ -194,12 +202,14 @@ def _from_dlpack(obj, stream):
         capsule = obj.__dlpack__(stream=_dlpack_stream(stream))
     else:
         capsule = obj.__dlpack__()
+    read_only = False
     if _capsule_is_valid(capsule, b"dltensor_versioned"):
         managed = DLManagedTensorVersioned.from_address(_capsule_pointer(capsule, b"dltensor_versioned"))
         # A newer major version may lay the struct out differently: the protocol says to refuse it.
         if managed.version.major != 1:
             raise invalid_argument(f"__dlpack__ returned a DLPack {managed.version.major}.{managed.version.minor} "
                                    "tensor; this package reads DLPack 1.x")
+        read_only = bool(managed.flags & DLPACK_FLAG_READ_ONLY)
     elif _capsule_is_valid(capsule, b"dltensor"):
         managed = DLManagedTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
     else:
@@ -224,7 +234,7 @@ def _from_dlpack(obj, stream):
     dtype = _DLPACK_DTYPES.get(dt, "dlpack%d:%d:%d" % dt)
     device_type = _DLPACK_DEVICES.get(int(t.device.device_type), "dlpack%d" % t.device.device_type)
     return TensorInfo((t.data or 0) + int(t.byte_offset), shape, strides, dtype, device_type,
-                      int(t.device.device_id), capsule)
+                      int(t.device.device_id), capsule, read_only)
 
 
 # ---- the entry point ------------------------------------------------------------------------

@@ -10,9 +10,9 @@ from fp8gemm import _tensors
 class CudaArray:
     """An object with __cuda_array_interface__ (version 3) at a fake device address."""
 
-    def __init__(self, ptr, shape, typestr, strides=None):
+    def __init__(self, ptr, shape, typestr, strides=None, read_only=False):
         self.__cuda_array_interface__ = {
-            "data": (ptr, False), "shape": tuple(shape), "typestr": typestr,
+            "data": (ptr, read_only), "shape": tuple(shape), "typestr": typestr,
             "strides": strides, "version": 3,
         }
 
@@ -59,13 +59,14 @@ class DLPackArray:
     memory of the struct, its shape and strides, and outlives every capsule in the tests."""
 
     def __init__(self, ptr, shape, code, bits, device_type=2, device_id=0, strides=None,
-                 byte_offset=0, versioned=False):
+                 byte_offset=0, versioned=False, flags=0):
         n = len(shape)
         self.shape_array = (ctypes.c_int64 * n)(*shape)
         self.strides_array = (ctypes.c_int64 * n)(*strides) if strides is not None else None
         self.managed = (_tensors.DLManagedTensorVersioned if versioned else _tensors.DLManagedTensor)()
         if versioned:
             self.managed.version.major = 1
+            self.managed.flags = flags
         t = self.managed.dl_tensor
         t.data = ptr
         t.device.device_type = device_type

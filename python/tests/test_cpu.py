@@ -306,6 +306,65 @@ class TensorInfoTest(unittest.TestCase):
         self.assertIn("K = 250", cm.exception.message)
 
 
+class ReadOnlyOutputTest(unittest.TestCase):
+    """Memory its producer marked read-only (array interface data[1], DLPack 1.x flag bit 0)
+    is never written: an output there is refused before the library is called; inputs there
+    are fine."""
+
+    def test_read_only_is_reported(self):
+        self.assertFalse(fp8gemm.tensor_info(fakes.CudaArray(1 << 30, (3, 5), "<f4")).read_only)
+        self.assertTrue(fp8gemm.tensor_info(fakes.CudaArray(1 << 30, (3, 5), "<f4", read_only=True)).read_only)
+        for versioned, flags, expected in ((False, 0, False), (True, 0, False), (True, 1, True), (True, 2, False)):
+            x = fakes.DLPackArray(16, (4,), fakes.KDL_FLOAT, 32, versioned=versioned, flags=flags)
+            self.assertEqual(fp8gemm.tensor_info(x).read_only, expected, (versioned, flags))
+
+    def test_read_only_outputs_are_refused(self):
+        def read_only(x):
+            ptr, _ = x.__cuda_array_interface__["data"]
+            x.__cuda_array_interface__["data"] = (ptr, True)
+            return x
+        m, n, k = 128, 256, 256
+        a, sa, b, sb, _ = dense(m, n, k)
+        ro_bf16 = fakes.CudaArray(fakes.address(4), (m, n), "<u2", read_only=True)
+        ro_fp32 = fakes.CudaArray(fakes.address(4), (m, n), "<f4", read_only=True)
+        ro_dlpack = fakes.DLPackArray(fakes.address(4), (m, n), fakes.KDL_BFLOAT, 16, versioned=True, flags=1)
+        x = bf16(0, m, k)
+        calls = {
+            "gemm_fp8_nt": lambda: fp8gemm.gemm_fp8_nt(a, sa, b, sb, ro_bf16),
+            "gemm_fp8_nt (DLPack)": lambda: fp8gemm.gemm_fp8_nt(a, sa, b, sb, ro_dlpack),
+            "gemm_fp8_nt_wgrad": lambda: fp8gemm.gemm_fp8_nt_wgrad(
+                fp8(0, m, k), per_token_scales(1, m, k), fp8(2, n, k), per_token_scales(3, n, k), ro_fp32),
+            "quantize_per_token out": lambda: fp8gemm.quantize_per_token(
+                x, fakes.CudaArray(fakes.address(1), (m, k), "|u1", read_only=True), per_token_scales(2, m, k)),
+            "quantize_per_token scales": lambda: fp8gemm.quantize_per_token(
+                x, fp8(1, m, k), read_only(per_token_scales(2, m, k))),
+            "convert_scales": lambda: fp8gemm.convert_scales(
+                fp32(0, m, 4), fakes.CudaArray(fakes.address(1), (m, 4), "<f4", (4, m * 4), read_only=True)),
+        }
+        for name, call in calls.items():
+            with self.subTest(name):
+                with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+                    call()
+                self.assertIn("is read-only memory", cm.exception.message)
+                self.assertIn("pass a writable tensor", cm.exception.message)
+
+    def test_read_only_inputs_are_read(self):
+        m, n, k = 128, 256, 256
+        a = fakes.CudaArray(fakes.address(0), (m, k), "|u1", read_only=True)
+        b = fakes.DLPackArray(fakes.address(2), (n, k), fakes.KDL_FLOAT8_E4M3FN, 8, versioned=True, flags=1)
+        _, sa, _, sb, d = dense(m, n, k)
+        with self.assertRaises(NO_GPU):
+            fp8gemm.gemm_fp8_nt(a, sa, b, sb, d)
+
+    def test_read_only_flag_must_be_a_bool(self):
+        for flag in ("yes", 2, None, 1.0):
+            with self.subTest(flag=flag):
+                x = fp8(0, 128, 128)
+                x.__cuda_array_interface__["data"] = (fakes.address(0), flag)
+                with self.assertRaises(fp8gemm.InvalidArgumentError):
+                    fp8gemm.gemm_fp8_nt(x, *dense(128, 128, 128)[1:])
+
+
 class AdminTest(unittest.TestCase):
     def test_settings_round_trip(self):
         before_mode, before_only = fp8gemm.tuning_mode(), fp8gemm.cache_only()
