@@ -62,12 +62,21 @@ extern "C" {
 struct CUstream_st;
 typedef struct CUstream_st* fp8gemm_stream_t;
 
+/* The enums below take any int: in C++ their underlying type is int (so a number a C caller
+ * passes is a value of the type, and one the library does not know is answered with
+ * FP8GEMM_ERROR_INVALID_ARGUMENT or "unknown status"); in C an enum is an int-sized type. */
+#ifdef __cplusplus
+#define FP8GEMM_ENUM_OF_INT_ : int
+#else
+#define FP8GEMM_ENUM_OF_INT_
+#endif
+
 /* ------------------------------------------------------------------------------------------
  * Status and messages
  * ---------------------------------------------------------------------------------------- */
 
 /* One value per fp8gemm::ErrorCode, plus two of this interface. The numbers are fixed. */
-typedef enum fp8gemm_status_t {
+typedef enum fp8gemm_status_t FP8GEMM_ENUM_OF_INT_ {
   FP8GEMM_SUCCESS = 0,
   FP8GEMM_ERROR_INVALID_ARGUMENT = 1,    /* a shape, pointer, leading dimension or layout breaks a rule */
   FP8GEMM_ERROR_NO_DRIVER = 2,           /* libcuda.so.1 could not be loaded */
@@ -351,7 +360,7 @@ FP8GEMM_C_API fp8gemm_status_t fp8gemm_convert_scales(const fp8gemm_scale_matrix
  * Shapes, prewarm and kernel names (fp8gemm.hpp "Kernel cache" and "Introspection")
  * ---------------------------------------------------------------------------------------- */
 
-typedef enum fp8gemm_gemm_kind_t {
+typedef enum fp8gemm_gemm_kind_t FP8GEMM_ENUM_OF_INT_ {
   FP8GEMM_GEMM_FORWARD = 0,
   FP8GEMM_GEMM_WEIGHT_GRADIENT = 1,
   FP8GEMM_GEMM_GROUPED_CONTIGUOUS = 2,
@@ -594,7 +603,7 @@ FP8GEMM_C_API fp8gemm_status_t fp8gemm_clear_stale_cache(fp8gemm_cache_clear_rep
  * Tuning (fp8gemm.hpp "Tuning")
  * ---------------------------------------------------------------------------------------- */
 
-typedef enum fp8gemm_tuning_mode_t {
+typedef enum fp8gemm_tuning_mode_t FP8GEMM_ENUM_OF_INT_ {
   FP8GEMM_TUNING_OFF = 0,
   FP8GEMM_TUNING_CACHED = 1,
   FP8GEMM_TUNING_ON = 2
@@ -652,5 +661,7 @@ FP8GEMM_C_API fp8gemm_status_t fp8gemm_tune(const fp8gemm_gemm_shape_t* shapes, 
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif
+
+#undef FP8GEMM_ENUM_OF_INT_
 
 #endif /* FP8GEMM_FP8GEMM_H */

@@ -17,6 +17,7 @@
 #include <Python.h>
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -639,7 +640,8 @@ static PyObject* status_string(PyObject* self, PyObject* arg) {
   if (check_loaded() < 0) return NULL;
   const long code = PyLong_AsLong(arg);
   if (code == -1 && PyErr_Occurred()) return NULL;
-  return PyUnicode_FromString(p_fp8gemm_status_string((fp8gemm_status_t)code));
+  /* (A number past int is no status: the library's answer for an unknown one, not a truncation.) */
+  return PyUnicode_FromString(p_fp8gemm_status_string((fp8gemm_status_t)(code < INT_MIN || code > INT_MAX ? -1 : code)));
 }
 
 static PyObject* last_error_message(PyObject* self, PyObject* unused) {
@@ -654,7 +656,7 @@ static PyObject* set_tuning_mode(PyObject* self, PyObject* arg) {
   if (check_loaded() < 0) return NULL;
   const long mode = PyLong_AsLong(arg);
   if (mode == -1 && PyErr_Occurred()) return NULL;
-  RETURN_STATUS(p_fp8gemm_set_tuning_mode((fp8gemm_tuning_mode_t)mode));
+  RETURN_STATUS(p_fp8gemm_set_tuning_mode((fp8gemm_tuning_mode_t)(mode < INT_MIN || mode > INT_MAX ? -1 : mode)));
 }
 
 static PyObject* get_tuning_mode(PyObject* self, PyObject* unused) {

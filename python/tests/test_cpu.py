@@ -75,6 +75,8 @@ class ErrorsTest(unittest.TestCase):
             self.assertTrue(issubclass(cls, fp8gemm.Error))
             self.assertNotEqual(_native.status_string(code), "unknown status")
         self.assertEqual(_native.status_string(11), "unknown status")
+        for code in (2**32, 2**40, -2**40):  # not truncated into a known status (2**32 would be 0)
+            self.assertEqual(_native.status_string(code), "unknown status")
         self.assertTrue(issubclass(fp8gemm.InvalidArgumentError, ValueError))
 
     def test_library_message_and_code(self):
@@ -380,6 +382,9 @@ class AdminTest(unittest.TestCase):
                 fp8gemm.set_tuning_mode("sometimes")
             with self.assertRaises(fp8gemm.InvalidArgumentError):  # the library's own check
                 fp8gemm._native.set_tuning_mode(7)
+            for mode in (2**32 + 2, -2**32):  # not truncated into a known mode (2 = on, 0 = off)
+                with self.assertRaises(fp8gemm.InvalidArgumentError):
+                    fp8gemm._native.set_tuning_mode(mode)
             info = {s.name: s for s in fp8gemm.runtime_info().settings}
             self.assertEqual(info["FP8GEMM_TUNING"].value, "cached")
         finally:

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <unistd.h>
@@ -166,7 +167,17 @@ TEST(CApi, StatusValuesAreFixed) {
   EXPECT_STREQ(fp8gemm_status_string(FP8GEMM_SUCCESS), "success");
   EXPECT_STREQ(fp8gemm_status_string(FP8GEMM_ERROR_OUT_OF_MEMORY), "out of memory");
   EXPECT_STREQ(fp8gemm_status_string(static_cast<fp8gemm_status_t>(1000)), "unknown status");
+  EXPECT_STREQ(fp8gemm_status_string(static_cast<fp8gemm_status_t>(-1)), "unknown status");
 }
+
+// A C caller may pass any int where the header names an enum: in C++ the enums' underlying
+// type is int, so every such number is a value of the type (without it, a number outside the
+// enumerators' range read as the enum before the library's range check is undefined
+// behaviour). The numbers the library does not know are answered as such.
+static_assert(std::is_same_v<std::underlying_type_t<fp8gemm_status_t>, int>);
+static_assert(std::is_same_v<std::underlying_type_t<fp8gemm_gemm_kind_t>, int>);
+static_assert(std::is_same_v<std::underlying_type_t<fp8gemm_tuning_mode_t>, int>);
+static_assert(sizeof(fp8gemm_status_t) == sizeof(int));
 
 TEST(CApi, VersionIsTheHeaders) {
   int major = -1, minor = -1, patch = -1;
