@@ -19,4 +19,9 @@ if ! grep -q '^fp8gemm::gemm_fp8_nt(' <<<"$symbols"; then
   echo "check_exports: $lib does not export fp8gemm::gemm_fp8_nt" >&2
   exit 1
 fi
-echo "check_exports: $count symbols, all public API, all at FP8GEMM_0.1"
+# The driver is opened at run time (dlopen): a machine without one still loads the library.
+if readelf -d "$lib" | grep -E 'NEEDED.*\[libcuda\.so' >&2; then
+  echo "check_exports: $lib needs libcuda; the library must open the driver itself" >&2
+  exit 1
+fi
+echo "check_exports: $count symbols, all public API, all at FP8GEMM_0.1, no libcuda needed"
