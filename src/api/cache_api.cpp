@@ -20,6 +20,7 @@
 #include "fp8gemm/version.hpp"
 #include "tuning/tuning_db.hpp"
 #include "util/files.hpp"
+#include "util/json_read.hpp"
 
 namespace fp8gemm {
 
@@ -58,10 +59,10 @@ std::string entry_status(const std::string& name, const std::string& bytes) {
   if (line2 == std::string::npos) return "corrupt: truncated header";
   std::string key, slug, library;
   try {
-    const nlohmann::json h = nlohmann::json::parse(bytes.substr(line1 + 1, line2 - line1 - 1));
-    key = h.at("key").get<std::string>();
-    slug = h.at("slug").get<std::string>();
-    library = h.value("library_version", "");
+    const nlohmann::json h = parse_json(std::string_view(bytes).substr(line1 + 1, line2 - line1 - 1));
+    key = json_string(h, "key");
+    slug = json_string(h, "slug");
+    library = h.contains("library_version") ? json_string(h, "library_version") : std::string();
   } catch (const std::exception&) {
     return "corrupt: malformed header";
   }

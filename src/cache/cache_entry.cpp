@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fp8gemm/version.hpp"
+#include "util/json_read.hpp"
 #include "util/sha256.hpp"
 
 namespace fp8gemm::detail {
@@ -10,7 +11,8 @@ namespace fp8gemm::detail {
 namespace {
 
 // SHA-256 over the header's canonical JSON without its own checksum field.
-std::string header_checksum(nlohmann::json header) {
+std::string header_checksum(const nlohmann::json& original) {
+  nlohmann::json header = original;
   header.erase("header_sha256");
   const std::string text = header.dump();
   return Sha256::hex(Sha256::of(text.data(), text.size()));
@@ -57,21 +59,25 @@ std::optional<CacheEntry> decode_cache_entry(const std::string& bytes, const std
   size_t cubin_bytes = 0;
   std::string cubin_sha;
   try {
-    const nlohmann::json h = nlohmann::json::parse(bytes.substr(line1 + 1, line2 - line1 - 1));
-    if (!h.is_object() || h.value("header_sha256", std::string()) != header_checksum(h))
+    const nlohmann::json h = parse_json(std::string_view(bytes).substr(line1 + 1, line2 - line1 - 1));
+    if (!h.is_object() || !h.contains("header_sha256") || !h["header_sha256"].is_string() ||
+        h["header_sha256"].get<std::string>() != header_checksum(h))
       return reject("header checksum mismatch (edited or corrupted header)");
-    e.key = h.at("key").get<std::string>();
-    e.slug = h.at("slug").get<std::string>();
-    e.lowered_name = h.at("lowered_name").get<std::string>();
-    cubin_bytes = h.at("cubin_bytes").get<size_t>();
-    cubin_sha = h.at("cubin_sha256").get<std::string>();
-    e.resources.registers = h.at("registers").get<int>();
-    e.resources.stack_frame_bytes = h.at("stack_frame_bytes").get<int>();
-    e.resources.spill_store_bytes = h.at("spill_store_bytes").get<int>();
-    e.resources.spill_load_bytes = h.at("spill_load_bytes").get<int>();
+    e.key = json_string(h, "key");
+    e.slug = json_string(h, "slug");
+    e.lowered_name = json_string(h, "lowered_name");
+    cubin_bytes = static_cast<size_t>(json_integer(h, "cubin_bytes", 0, INT64_MAX));
+    cubin_sha = json_string(h, "cubin_sha256");
+    const int64_t kMaxCount = 1 << 30;  // registers and bytes of a kernel: far below
+    e.resources.registers = static_cast<int>(json_integer(h, "registers", 0, kMaxCount));
+    e.resources.stack_frame_bytes = static_cast<int>(json_integer(h, "stack_frame_bytes", 0, kMaxCount));
+    e.resources.spill_store_bytes = static_cast<int>(json_integer(h, "spill_store_bytes", 0, kMaxCount));
+    e.resources.spill_load_bytes = static_cast<int>(json_integer(h, "spill_load_bytes", 0, kMaxCount));
     e.resources.performance_notes = h.at("performance_notes").get<std::vector<std::string>>();
     e.resources.parsed = true;
   } catch (const nlohmann::json::exception& ex) {
+    return reject(std::string("malformed header: ") + ex.what());
+  } catch (const JsonReadError& ex) {
     return reject(std::string("malformed header: ") + ex.what());
   }
   if (e.key != expected_key) return reject("entry belongs to another key (" + e.key.substr(0, 16) + ")");

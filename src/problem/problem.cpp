@@ -9,6 +9,7 @@
 
 #include "families/family.hpp"
 #include "util/error.hpp"
+#include "util/json_read.hpp"
 
 namespace fp8gemm::detail {
 
@@ -259,28 +260,35 @@ std::string spec_to_json(const KernelSpec& spec) {
 
 KernelSpec spec_from_json(const std::string& text) {
   try {
-    const nlohmann::json j = nlohmann::json::parse(text);
+    const nlohmann::json j = parse_json(text);
     KernelSpec s;
-    const std::string kind = j.at("kind").get<std::string>();
+    const std::string kind = json_string(j, "kind");
     const Family* f = family_named(kind);
     if (f == nullptr) fail(ErrorCode::InvalidArgument, "unknown kernel kind '{}'", kind);
     s.kind = f->kind;
+    // (Ranges here only keep the numbers representable; spec_illegal_reason judges them.)
+    auto field = [&j](const char* key) { return static_cast<int>(json_integer(j, key, INT32_MIN, INT32_MAX)); };
+    auto field_or = [&j](const char* key, int fallback) {
+      return static_cast<int>(json_integer_or(j, key, fallback, INT32_MIN, INT32_MAX));
+    };
     if (!f->gemm) {
-      s.option = j.value("option", 0);
+      s.option = field_or("option", 0);
       return s;
     }
-    s.n = j.at("n").get<int64_t>();
-    s.k = j.at("k").get<int64_t>();
-    s.config.block_m = j.at("block_m").get<int>();
-    s.config.block_n = j.at("block_n").get<int>();
-    s.config.stages = j.at("stages").get<int>();
-    s.config.group_n = j.at("group_n").get<int>();
-    s.config.multicast = j.value("multicast", 0);
-    s.config.tma_store = j.value("tma_store", 0);
-    s.config.split_k = j.value("split_k", 1);
-    s.option = j.value("option", 0);
+    s.n = json_integer(j, "n", INT64_MIN, INT64_MAX);
+    s.k = json_integer(j, "k", INT64_MIN, INT64_MAX);
+    s.config.block_m = field("block_m");
+    s.config.block_n = field("block_n");
+    s.config.stages = field("stages");
+    s.config.group_n = field("group_n");
+    s.config.multicast = field_or("multicast", 0);
+    s.config.tma_store = field_or("tma_store", 0);
+    s.config.split_k = field_or("split_k", 1);
+    s.option = field_or("option", 0);
     return s;
   } catch (const nlohmann::json::exception& e) {
+    fail(ErrorCode::InvalidArgument, "malformed kernel spec JSON: {}", e.what());
+  } catch (const JsonReadError& e) {
     fail(ErrorCode::InvalidArgument, "malformed kernel spec JSON: {}", e.what());
   }
 }

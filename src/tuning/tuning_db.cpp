@@ -11,6 +11,7 @@
 
 #include "families/family.hpp"
 #include "util/files.hpp"
+#include "util/json_read.hpp"
 
 namespace fp8gemm::detail {
 namespace {
@@ -110,15 +111,16 @@ std::string TuningDb::to_json() const {
 
 std::optional<TuningDb> TuningDb::from_json(const std::string& text, std::string* why) {
   try {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    const int format = j.at("format").get<int>();
+    const nlohmann::json j = parse_json(text);
+    const int format = static_cast<int>(json_integer(j, "format", INT32_MIN, INT32_MAX));
     if (format < kOldestFormat || format > kFormatVersion) {
       *why = fmt::format("format {} (this library reads {} to {})", format, kOldestFormat, kFormatVersion);
       return std::nullopt;
     }
     const nlohmann::json& m = j.at("metadata");
-    TuningMetadata meta{m.at("gpu").get<std::string>(), m.at("sms").get<int>(), m.at("driver").get<int>(),
-                        m.at("nvrtc").get<std::string>(), m.at("library").get<std::string>()};
+    TuningMetadata meta{json_string(m, "gpu"), static_cast<int>(json_integer(m, "sms", 0, INT32_MAX)),
+                        static_cast<int>(json_integer(m, "driver", INT32_MIN, INT32_MAX)), json_string(m, "nvrtc"),
+                        json_string(m, "library")};
     TuningDb db(meta);
     for (const auto& [k, e] : j.at("entries").items()) {
       TunedEntry entry;
@@ -128,14 +130,14 @@ std::optional<TuningDb> TuningDb::from_json(const std::string& text, std::string
         *why = fmt::format("entry {}: {}", k, illegal);
         return std::nullopt;
       }
-      entry.m_measured = e.at("m").get<int64_t>();
+      entry.m_measured = json_integer(e, "m", 0, INT64_MAX);
       entry.us = e.at("us").get<double>();
       entry.heuristic = e.at("heuristic").get<std::string>();
       entry.heuristic_us = e.at("heuristic_us").get<double>();
       // Format 1 held dense entries only: the spec's K, one group. (Format 2 stores both; a
       // k-grouped spec has k = 0 and its entry the K per group it was planned for.)
-      entry.k = format == kOldestFormat ? entry.spec.k : e.at("k").get<int64_t>();
-      entry.groups = format == kOldestFormat ? 1 : e.at("groups").get<int64_t>();
+      entry.k = format == kOldestFormat ? entry.spec.k : json_integer(e, "k", 0, INT64_MAX);
+      entry.groups = format == kOldestFormat ? 1 : json_integer(e, "groups", 0, INT64_MAX);
       // The key must be the one this entry would be stored under.
       const int64_t spec_k = family(entry.spec.kind).k_at_run_time ? entry.k : entry.spec.k;
       if (entry.k != spec_k || key({entry.spec.kind, entry.m_measured, entry.spec.n, entry.k, entry.groups}) != k ||

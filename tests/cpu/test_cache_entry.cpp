@@ -1,6 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "cache/cache_entry.hpp"
+#include "util/sha256.hpp"
 
 using namespace fp8gemm::detail;
 
@@ -67,4 +74,39 @@ TEST(CacheEntry, EditedHeaderAndFormat1AreRejected) {
   format1.replace(0, std::string(kCacheEntryMagic).size(), "FP8GEMM-KERNEL 1");
   EXPECT_FALSE(decode_cache_entry(format1, e.key, &why));
   EXPECT_NE(why.find("format 1"), std::string::npos) << why;
+}
+
+namespace {
+// `good` with its header's field replaced by the JSON `value`, the header checksum made right.
+std::string with_header_field(const std::string& good, const std::string& field, const std::string& value) {
+  const size_t line1 = good.find('\n'), line2 = good.find('\n', line1 + 1);
+  nlohmann::json h = nlohmann::json::parse(good.substr(line1 + 1, line2 - line1 - 1));
+  h.erase("header_sha256");
+  h[field] = nlohmann::json::parse(value);
+  const std::string text = h.dump();
+  h["header_sha256"] = Sha256::hex(Sha256::of(text.data(), text.size()));
+  return good.substr(0, line1 + 1) + h.dump() + good.substr(line2);
+}
+}  // namespace
+
+// A header anyone could have written, its checksum right: numbers that are not the integers a
+// field holds (2.5 was read as 2; 1e300 converted to int is undefined), and nesting past any
+// level the library writes (the checksum's copy and print recursed per level: a stack
+// overflow killed every process that read the entry) are refused like any corrupt entry.
+TEST(CacheEntry, HeadersWithNonIntegersOrDeepNestingAreRejected) {
+  const CacheEntry e = sample();
+  const std::string good = encode_cache_entry(e);
+  std::string why;
+  ASSERT_TRUE(decode_cache_entry(with_header_field(good, "registers", "168"), e.key, &why)) << why;
+  for (const auto& [field, value] : std::vector<std::pair<std::string, std::string>>{
+           {"registers", "168.5"}, {"registers", "1e300"}, {"registers", "-1"}, {"stack_frame_bytes", "4294967296"},
+           {"spill_load_bytes", "true"}, {"cubin_bytes", "-1"}, {"cubin_bytes", "1e300"}}) {
+    EXPECT_FALSE(decode_cache_entry(with_header_field(good, field, value), e.key, &why)) << field << " " << value;
+    EXPECT_NE(why.find("\"" + field + "\" must be an integer"), std::string::npos) << why;
+  }
+  const size_t line1 = good.find('\n');
+  const std::string deep = good.substr(0, line1 + 1) + "{\"key\":" + std::string(1000000, '[') +
+                           std::string(1000000, ']') + "}" + good.substr(good.find('\n', line1 + 1));
+  EXPECT_FALSE(decode_cache_entry(deep, e.key, &why));
+  EXPECT_NE(why.find("nested more than"), std::string::npos) << why;
 }

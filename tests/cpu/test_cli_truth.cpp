@@ -344,6 +344,44 @@ TEST(CliTruth, CorruptTuningDatabaseIsWarnedAboutAndCounted) {
   EXPECT_TRUE(contains(r, "1 unreadable tuning databases")) << r.output;
 }
 
+// Files nested deeper than any the tools write, and endless ones, are refused with a reason,
+// never a crash: copying or quoting a JSON value recurses once per level, and ~100,000 levels
+// (a few hundred kilobytes) overflowed the stack of every process that read the file.
+TEST(CliTruth, DeepAndEndlessFilesAreRefusedNotFollowed) {
+  TempDir dir;
+  const std::string cache = dir.path() + "/c";
+  const std::string c = "--cache-dir " + cache + " ";
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  CliResult r = run_cli(c + "prewarm --shapes " + write_shapes(dir.path(), R"({"dense": {"mnk": [)" + deep + "]}}"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r, "nested more than 16 levels deep")) << r.output;
+  r = run_cli(c + "prewarm --shapes /dev/zero");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r, "larger than 16 MiB")) << r.output;
+
+  const std::string shapes = write_shapes(dir.path(), R"({"dense": {"mnk": [[64, 256, 512]]}})");
+  ASSERT_EQ(run_cli(c + "prewarm -q --shapes " + shapes).exit_code, 0);
+  const std::vector<std::string> names = entry_names(cache);
+  ASSERT_EQ(names.size(), 1u);
+  const std::string entry = cache + "/kernels/" + names[0];
+  std::ofstream(entry, std::ios::trunc) << fp8gemm::detail::kCacheEntryMagic << "\n{\"key\": " << deep << "}\n";
+  r = run_cli(c + "cache list");
+  EXPECT_TRUE(contains(r, "corrupt: malformed header")) << r.output;
+  r = run_cli(c + "prewarm -q --shapes " + shapes);  // the entry is compiled again
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r, "1 compiled")) << r.output;
+
+  ASSERT_EQ(fp8gemm::detail::make_dirs(cache + "/tuning"), 0);
+  std::ofstream(cache + "/tuning/NVIDIA_H200-132sm.json")
+      << R"({"format": 2, "metadata": {"gpu": "NVIDIA H200", "sms": 132, "driver": 13000, "nvrtc": "13.0",)"
+      << R"( "library": "0.1.0"}, "entries": {"gemm1d2d:n256:k512:m64": {"spec": {"deep": )" << deep << "}}}}";
+  r = run_cli(c + "cache list");
+  EXPECT_TRUE(contains(r, "nested more than 16 levels deep")) << r.output;
+  r = run_cli(c + "prewarm -q --shapes " + shapes);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(count(r.output, "ignoring the tuning database"), 1u) << r.output;
+}
+
 // Numbers out of range get a short message naming the option and its range.
 TEST(CliTruth, NumberOptionsNameTheirRange) {
   TempDir dir;

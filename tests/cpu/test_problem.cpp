@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "fp8gemm/fp8gemm.hpp"
 #include "problem/problem.hpp"
 
@@ -185,6 +189,37 @@ TEST(Problem, JsonRoundTrip) {
   EXPECT_EQ(spec_from_json(spec_to_json(s)), s);
   EXPECT_THROW(spec_from_json("{\"kind\": \"gemm1d2d\"}"), fp8gemm::Error);
   EXPECT_THROW(spec_from_json("not json"), fp8gemm::Error);
+}
+
+// A spec read from a file (a tuning database) takes JSON integers only, within what its field
+// holds: 2.5 is not read as 2, 1e300 (a float: its conversion to int is undefined), 2^40 in
+// an int field and a document nested deeper than the library writes are refused.
+TEST(Problem, JsonFieldsMustBeIntegersThatFit) {
+  const std::string good = spec_to_json(spec(24576, 1536, 64, 96, 7, 16));
+  ASSERT_EQ(spec_from_json(good), spec(24576, 1536, 64, 96, 7, 16));
+  auto with = [&good](const std::string& field, const std::string& value) {
+    std::string text = good;
+    const size_t at = text.find("\"" + field + "\":");
+    EXPECT_NE(at, std::string::npos) << field << " in " << good;
+    const size_t from = at + field.size() + 3, to = text.find_first_of(",}", from);
+    return text.replace(from, to - from, value);
+  };
+  for (const auto& [field, value] : std::vector<std::pair<std::string, std::string>>{
+           {"block_m", "64.5"}, {"block_m", "1e300"}, {"stages", "1099511627776"}, {"n", "1e300"},
+           {"k", "18446744073709551615"}, {"group_n", "\"16\""}, {"kind", "7"}}) {
+    const std::string text = with(field, value);
+    try {
+      spec_from_json(text);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const fp8gemm::Error& e) {
+      EXPECT_EQ(e.code(), fp8gemm::ErrorCode::InvalidArgument) << text;
+      EXPECT_NE(std::string(e.what()).find(field == "kind" ? "kind" : "\"" + field + "\" must be an integer"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  const std::string deep = with("n", std::string(100000, '[') + std::string(100000, ']'));
+  EXPECT_THROW(spec_from_json(deep), fp8gemm::Error);
 }
 
 // Slugs read back into their specs (cache administration recomputes an entry's key from its

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "support/temp_dir.hpp"
@@ -122,6 +123,38 @@ TEST(TuningDb, CorruptOrIllegalFilesAreIgnoredWithAWarning) {
   std::string warning;
   EXPECT_EQ(load_tuning_db(path, h200(), &warning).entries().size(), 1u);
   EXPECT_EQ(warning, "");
+}
+
+// Numbers that are not the integers a field holds (132.5 SMs was read as 132 and the entries
+// used; 1e300 converted to int is undefined) and a spec nested past any level the library
+// writes (printing it recursed per level: a stack overflow in every process that loaded the
+// file) make the file ignored like any corrupt one.
+TEST(TuningDb, NonIntegersAndDeepNestingAreIgnoredWithAWarning) {
+  fp8gemm::test::TempDir dir;
+  const std::string path = dir.path() + "/db.json";
+  TuningDb db(h200());
+  db.put({KernelKind::Gemm1D2D, 128, 2112, 7168}, entry(128, 2112, 7168, 64, 64, 8));
+  const std::string good = db.to_json();
+  auto replaced = [&good](const std::string& from, const std::string& to) {
+    std::string text = good;
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from << " in " << good;
+    return text.replace(at, from.size(), to);
+  };
+  for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
+           {replaced("\"sms\": 132", "\"sms\": 132.5"), "sms"},
+           {replaced("\"sms\": 132", "\"sms\": 1e300"), "sms"},
+           {replaced("\"format\": 2", "\"format\": 2.0"), "format"},
+           {replaced("\"m\": 128", "\"m\": 128.5"), "m"},
+           {replaced("\"groups\": 1", "\"groups\": 1e300"), "groups"},
+           {replaced("\"spec\": {", "\"spec\": {\"deep\": " + std::string(1000000, '[') + std::string(1000000, ']') + ", "),
+            "nested more than"}}) {
+    ASSERT_EQ(write_file_atomic(path, text), 0);
+    std::string warning;
+    EXPECT_TRUE(load_tuning_db(path, h200(), &warning).entries().empty()) << field;
+    EXPECT_NE(warning.find("ignored"), std::string::npos) << warning;
+    EXPECT_NE(warning.find(field), std::string::npos) << warning;
+  }
 }
 
 // Writers that each add their own entries: none is lost, the file stays valid, and no

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -17,16 +16,23 @@ using nlohmann::json;
 // A problem of the file at a place in it ("section 'dense', \"mnk\"[3]"), with the rule.
 [[noreturn]] void bad(const std::string& where, const std::string& rule) { throw std::runtime_error(where + ": " + rule); }
 
+// How a value is quoted in a message: its JSON text, cut short when long.
+std::string shown(const json& v) {
+  std::string text = v.dump();
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
 // A size: a JSON integer (not 2048.5, not 1e3) in [1, kMaxDimension].
 int64_t size_at(const json& v, const std::string& where, const char* what) {
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxDimension))
-    bad(where, std::string(what) + " = " + v.dump() + " is more than " + std::to_string(kMaxDimension) +
+    bad(where, std::string(what) + " = " + shown(v) + " is more than " + std::to_string(kMaxDimension) +
                    ", the largest size the library takes");
   // (Integers past 2^64 are read as floating point.)
   if (v.is_number_float() && v.get<double>() > static_cast<double>(kMaxDimension))
-    bad(where, std::string(what) + " = " + v.dump() + " is more than " + std::to_string(kMaxDimension) +
+    bad(where, std::string(what) + " = " + shown(v) + " is more than " + std::to_string(kMaxDimension) +
                    ", the largest size the library takes");
-  if (!v.is_number_integer()) bad(where, std::string(what) + " = " + v.dump() + " is not an integer");
+  if (!v.is_number_integer()) bad(where, std::string(what) + " = " + shown(v) + " is not an integer");
   const int64_t x = v.get<int64_t>();
   if (x < 1) bad(where, std::string(what) + " = " + std::to_string(x) + " must be positive");
   if (x > kMaxDimension)
@@ -40,7 +46,7 @@ std::vector<int64_t> tuple_at(const json& v, size_t n, const std::string& where,
   std::string shape = "[";
   for (size_t i = 0; i < names.size(); ++i) shape += std::string(i ? ", " : "") + names[i];
   shape += "]";
-  if (!v.is_array() || v.size() != n) bad(where, "must be " + shape + " (" + std::to_string(n) + " integers), got " + v.dump());
+  if (!v.is_array() || v.size() != n) bad(where, "must be " + shape + " (" + std::to_string(n) + " integers), got " + shown(v));
   std::vector<int64_t> out;
   for (size_t i = 0; i < n; ++i) out.push_back(size_at(v[i], where, names[i]));
   return out;
@@ -107,11 +113,17 @@ void read_grouped(const std::string& section, const json& j, GemmKind kind, std:
   }
 }
 
-// Parses the text strictly: one JSON document, no key twice in an object.
+// Deeper than any shape file (they nest 4 levels); quoting a value recurses once per level.
+constexpr int kMaxDepth = 16;
+
+// Parses the text strictly: one JSON document, no key twice in an object, nested at most
+// kMaxDepth levels.
 json parse_strict(const std::string& text) {
   std::vector<std::set<std::string>> keys;  // per open object
   std::string duplicate;
-  const json::parser_callback_t callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+  const json::parser_callback_t callback = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxDepth)
+      throw std::runtime_error("nested more than " + std::to_string(kMaxDepth) + " levels deep");
     switch (event) {
       case json::parse_event_t::object_start: keys.emplace_back(); break;
       case json::parse_event_t::object_end: keys.pop_back(); break;
@@ -148,9 +160,17 @@ ShapeFile read_shape_file(const std::string& path) {
   if (!in)
     throw std::runtime_error("cannot open shape file '" + path + "'" +
                              (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  // (Bounded: a shape file lists shapes; --shapes /dev/zero must not fill the memory.)
+  constexpr size_t kMaxBytes = size_t(16) << 20;
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxBytes) break;
+  }
+  if (text.size() > kMaxBytes)
+    throw std::runtime_error("shape file '" + path + "' is larger than 16 MiB; shape files list shapes, a few "
+                             "kilobytes of JSON");
   // (The JSON reader would take a NUL byte for the end of the text and ignore the rest.)
   if (const size_t nul = text.find('\0'); nul != std::string::npos)
     throw std::runtime_error("shape file '" + path + "' is not valid JSON: a NUL byte at offset " + std::to_string(nul));
