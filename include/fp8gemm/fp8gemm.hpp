@@ -120,8 +120,8 @@ using ScaleMatrix = DeviceScales<const float*>;
 // dimension (no element written twice).
 using ScaleOutput = DeviceScales<float*>;
 
-// Number of 128-wide blocks covering `k` (the last may be partial).
-constexpr int64_t scale_blocks(int64_t k) { return (k + 127) / 128; }
+// Number of 128-wide blocks covering `k` (the last may be partial); without overflow for any k.
+constexpr int64_t scale_blocks(int64_t k) { return k > 0 ? k / 128 + (k % 128 != 0) : (k + 127) / 128; }
 
 // Column stride of per-token scales for `m` rows: m rounded up to 4 floats (16 bytes).
 constexpr int64_t per_token_scale_stride(int64_t m) { return (m + 3) / 4 * 4; }

@@ -81,8 +81,9 @@ void quantize_per_block(const Bf16Input& x, const Fp8Output& q, const ScaleOutpu
 
 void quantize_transposed_per_token(const Bf16Input& x, const Fp8Output& q, const ScaleOutput& scales,
                                    const QuantizeOptions& options, Stream stream) {
-  const int64_t token_blocks = scale_blocks(x.rows), hidden_blocks = (x.cols + 63) / 64;
+  const int64_t token_blocks = scale_blocks(x.rows);
   if (!validate_quantize("quantize_transposed_per_token", x, q, scales, x.cols, token_blocks, true)) return;
+  const int64_t hidden_blocks = (x.cols + 63) / 64;  // (x.cols is at most kMaxDimension now)
   if (token_blocks * hidden_blocks > int64_t(0x7fffffff))
     fail(ErrorCode::InvalidArgument, "quantize_transposed_per_token: [{}, {}] is too large for one launch; split it",
          x.rows, x.cols);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -67,22 +68,40 @@ bool one_to_one(const Scales& s) {
   return row_major || col_major;
 }
 
+// [begin, end) in bytes, computed in 128 bits: sizes and strides within the limits still
+// multiply past 2^64, where 64-bit arithmetic would wrap (and overlaps go unseen).
 struct Range {
-  uintptr_t begin, end;  // [begin, end) in bytes
+  unsigned __int128 begin, end;
   const char* name;
 };
 
-Range matrix_range(const void* p, int64_t rows, int64_t cols, int64_t ld, int64_t elem,
+constexpr unsigned __int128 kAddressSpaceEnd = static_cast<unsigned __int128>(1) << 64;
+
+// The bytes [p, p + extent): an operand reaching past the 64-bit address space is no buffer
+// anybody has, whatever its sizes say (`what` describes them for the message).
+Range checked_range(const char* fn, const void* p, __int128 extent, const char* name, const std::string& what) {
+  const unsigned __int128 b = addr(p);
+  const unsigned __int128 e = b + static_cast<unsigned __int128>(std::max<__int128>(extent, 0));
+  if (e > kAddressSpaceEnd)
+    bad(fn, "{} ({}) at {} ends past the end of the 64-bit address space; no buffer is that large: check its sizes "
+        "and strides",
+        name, what, p);
+  return {b, e, name};
+}
+
+Range matrix_range(const char* fn, const void* p, int64_t rows, int64_t cols, int64_t ld, int64_t elem,
                    const char* name) {
-  const uintptr_t b = addr(p);
-  return {b, b + static_cast<uintptr_t>(((rows - 1) * ld + cols) * elem), name};
+  const __int128 extent = rows <= 0 || cols <= 0 ? 0 : ((__int128{rows} - 1) * ld + cols) * elem;
+  return checked_range(fn, p, extent, name, fmt::format("[{}, {}], leading dimension {}", rows, cols, ld));
 }
 
 template <class Scales>
-Range scale_range(const Scales& s, const char* name) {
-  const uintptr_t b = addr(s.data);
-  const int64_t last = (s.rows - 1) * s.row_stride + (s.cols - 1) * s.col_stride;
-  return {b, b + static_cast<uintptr_t>((last + 1) * 4), name};
+Range scale_range(const char* fn, const Scales& s, const char* name) {
+  const __int128 extent = s.rows <= 0 || s.cols <= 0
+                              ? 0
+                              : ((__int128{s.rows} - 1) * s.row_stride + (__int128{s.cols} - 1) * s.col_stride + 1) * 4;
+  return checked_range(fn, s.data, extent, name,
+                       fmt::format("[{}, {}], strides ({}, {})", s.rows, s.cols, s.row_stride, s.col_stride));
 }
 
 }  // namespace
@@ -150,9 +169,9 @@ bool validate_1d2d(const char* fn, const Fp8Matrix& a, const ScaleMatrix& sa, co
         sb.row_stride, sb.col_stride);
 
   // D must not alias an input: the kernel reads inputs while it writes D.
-  const Range rd = matrix_range(d.data, m, n, d.ld, 2, "D");
-  for (const Range& r : {matrix_range(a.data, m, k, a.ld, 1, "A"), matrix_range(b.data, n, k, b.ld, 1, "B"),
-                         scale_range(sa, "a_scales"), scale_range(sb, "b_scales")}) {
+  const Range rd = matrix_range(fn, d.data, m, n, d.ld, 2, "D");
+  for (const Range& r : {matrix_range(fn, a.data, m, k, a.ld, 1, "A"), matrix_range(fn, b.data, n, k, b.ld, 1, "B"),
+                         scale_range(fn, sa, "a_scales"), scale_range(fn, sb, "b_scales")}) {
     if (rd.begin < r.end && r.begin < rd.end)
       bad(fn, "D overlaps {} in memory; the output must be a separate buffer", r.name);
   }
@@ -213,10 +232,11 @@ bool validate_gemm_grouped(bool masked, const Fp8Matrix& a, const ScaleMatrix& s
   if (!validate_1d2d(fn, a, sa, b0, sb0, d)) return false;
   check_pointer(fn, group_info, masked ? "masked_m" : "group_of_row", 4);
   // D against all of B and its scales (the dense check saw expert 0 only), and the group data.
-  const Range rd = matrix_range(d.data, d.rows, n, d.ld, 2, "D");
-  const Range info{addr(group_info), addr(group_info) + static_cast<uintptr_t>((masked ? groups : a.rows) * 4),
-                   masked ? "masked_m" : "group_of_row"};
-  for (const Range& r : {matrix_range(b.data, b.rows, k, b.ld, 1, "B"), scale_range(sb, "b_scales"), info})
+  const Range rd = matrix_range(fn, d.data, d.rows, n, d.ld, 2, "D");
+  const Range info = checked_range(fn, group_info, __int128{masked ? groups : a.rows} * 4,
+                                   masked ? "masked_m" : "group_of_row",
+                                   fmt::format("{} int32 entries", masked ? groups : a.rows));
+  for (const Range& r : {matrix_range(fn, b.data, b.rows, k, b.ld, 1, "B"), scale_range(fn, sb, "b_scales"), info})
     if (rd.begin < r.end && r.begin < rd.end)
       bad(fn, "D overlaps {} in memory; the output must be a separate buffer", r.name);
   return true;
@@ -249,9 +269,9 @@ bool validate_quantize(const char* op, const Bf16Input& x, const Fp8Output& q, c
                        "extent of that dimension (row-major or column-major, no element written twice)",
                        sf.row_stride, sf.col_stride));
   // The outputs must not overlap the input or each other.
-  const Range rx = matrix_range(x.data, x.rows, x.cols, x.ld, 2, "x");
-  const Range rq = matrix_range(q.data, q.rows, q.cols, q.ld, 1, "q");
-  const Range rs = scale_range(sf, "scales");
+  const Range rx = matrix_range(op, x.data, x.rows, x.cols, x.ld, 2, "x");
+  const Range rq = matrix_range(op, q.data, q.rows, q.cols, q.ld, 1, "q");
+  const Range rs = scale_range(op, sf, "scales");
   for (const auto& [a, b] : {std::pair{rq, rx}, std::pair{rs, rx}, std::pair{rs, rq}})
     if (a.begin < b.end && b.begin < a.end)
       reject(fmt::format("{} overlaps {} in memory; outputs must be separate buffers", a.name, b.name));
@@ -287,8 +307,8 @@ bool validate_fp8_transpose(const Fp8Matrix& w, const ScaleMatrix& ws, const Fp8
                        kb, nb));
   if (!one_to_one(ws) || !one_to_one(wts))
     reject("scale strides: one stride must be 1 and the other at least the extent of that dimension");
-  const Range rw = matrix_range(w.data, w.rows, w.cols, w.ld, 1, "w"), rwt = matrix_range(wt.data, wt.rows, wt.cols, wt.ld, 1, "wt");
-  const Range rs = scale_range(ws, "w_scales"), rts = scale_range(wts, "wt_scales");
+  const Range rw = matrix_range(fn, w.data, w.rows, w.cols, w.ld, 1, "w"), rwt = matrix_range(fn, wt.data, wt.rows, wt.cols, wt.ld, 1, "wt");
+  const Range rs = scale_range(fn, ws, "w_scales"), rts = scale_range(fn, wts, "wt_scales");
   for (const auto& [a, b] : {std::pair{rwt, rw}, std::pair{rwt, rs}, std::pair{rts, rw}, std::pair{rts, rs},
                              std::pair{rts, rwt}})
     if (a.begin < b.end && b.begin < a.end)
@@ -317,7 +337,7 @@ bool validate_scale_copy(const ScaleMatrix& in, const ScaleOutput& out) {
     reject(fmt::format("out has strides (row {}, col {}): one stride must be 1 and the other at least the extent "
                        "of that dimension (no element written twice)",
                        out.row_stride, out.col_stride));
-  const Range ri = scale_range(in, "in"), ro = scale_range(out, "out");
+  const Range ri = scale_range("convert_scales", in, "in"), ro = scale_range("convert_scales", out, "out");
   if (ri.begin < ro.end && ro.begin < ri.end) reject("out overlaps in; convert into a separate buffer");
   return true;
 }
@@ -382,12 +402,12 @@ bool validate_1d1d(const char* fn, const Fp8Matrix& a, const ScaleMatrix& sa, co
           "multiple of 4 and >= {} (per_token_scales builds it; convert_scales converts other layouts)",
           name, s->row_stride, s->col_stride, rows);
   }
-  const Range rd = matrix_range(d.data, d_rows, n, d.ld, 4, "D");
-  for (const Range& r : {matrix_range(a.data, m, k, a.ld, 1, "A"), matrix_range(b.data, n, k, b.ld, 1, "B"),
-                         scale_range(sa, "a_scales"), scale_range(sb, "b_scales")})
+  const Range rd = matrix_range(fn, d.data, d_rows, n, d.ld, 4, "D");
+  for (const Range& r : {matrix_range(fn, a.data, m, k, a.ld, 1, "A"), matrix_range(fn, b.data, n, k, b.ld, 1, "B"),
+                         scale_range(fn, sa, "a_scales"), scale_range(fn, sb, "b_scales")})
     if (rd.begin < r.end && r.begin < rd.end) bad(fn, "D overlaps {} in memory; the output must be a separate buffer", r.name);
   if (c != nullptr && !(c->data == d.data && c->ld == d.ld)) {
-    const Range rc = matrix_range(c->data, d_rows, n, c->ld, 4, "C");
+    const Range rc = matrix_range(fn, c->data, d_rows, n, c->ld, 4, "C");
     if (rd.begin < rc.end && rc.begin < rd.end)
       bad(fn, "C overlaps D without being D: pass c = &d to accumulate in place, or a separate buffer");
   }
@@ -408,7 +428,7 @@ bool validate_gemm_k_grouped(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp
   if (groups > kMaxDimension) bad(fn, "groups = {} is more than {}", groups, kMaxDimension);
   if (!validate_1d1d(fn, a, sa, b, sb, d, c, groups)) return false;
   check_pointer(fn, group_k, "group_k", 4);
-  const Range rd = matrix_range(d.data, d.rows, d.cols, d.ld, 4, "D");
+  const Range rd = matrix_range(fn, d.data, d.rows, d.cols, d.ld, 4, "D");
   const Range info{addr(group_k), addr(group_k) + static_cast<uintptr_t>(groups * 4), "group_k"};
   if (rd.begin < info.end && info.begin < rd.end) bad(fn, "D overlaps group_k in memory; the output must be a separate buffer");
   return true;

@@ -400,6 +400,55 @@ TEST(Validation, HugeSizesAreBoundedBeforeGroupProducts) {
                  "M, N and K must be at most", "gemm_fp8_nt_wgrad_k_grouped");
 }
 
+// Sizes and strides each within the limits can still multiply past 2^64 bytes: the extent
+// of an operand is computed in 128 bits, and one that ends past the 64-bit address space is
+// refused (64-bit arithmetic wrapped: such operands passed the overlap checks, or failed them
+// falsely).
+TEST(Validation, OperandsPastTheAddressSpaceAreRefused) {
+  const int64_t big = kMaxDimension;
+  const auto fake = [](uintptr_t i) { return reinterpret_cast<void*>((i + 1) << 44); };
+  const char* past = "ends past the end of the 64-bit address space";
+  {  // 2^21 experts of 4096 rows, rows 2^31 - 1024 bytes apart: B spans 2^64 bytes
+    const int64_t g = int64_t(1) << 21, m = 128, n = 4096, k = 128;
+    const Fp8Matrix a{fake(0), m, k, k}, b{fake(2), g * n, k, big};
+    const ScaleMatrix sa = per_token_scales(static_cast<const float*>(fake(1)), m, k);
+    ScaleMatrix sb = block_scales(static_cast<const float*>(fake(3)), n, k);
+    sb.rows *= g;
+    const Bf16Matrix d{fake(4), m, n, n};
+    test::expect_invalid([&] { detail::validate_gemm_grouped(false, a, sa, b, sb, d, static_cast<const int32_t*>(fake(6)), g, 0); },
+                         past, "gemm_fp8_nt_grouped_contiguous: B ([8589934592, 128], leading dimension");
+  }
+  {  // a weight gradient's D of 2^31 - 1024 rows, 2^31 - 1024 elements apart
+    const Fp8Matrix a{fake(0), big, 16, 16}, b{fake(2), 4, 16, 16};
+    const ScaleMatrix sa = per_token_scales(static_cast<const float*>(fake(1)), big, 16);
+    const ScaleMatrix sb = per_token_scales(static_cast<const float*>(fake(3)), 4, 16);
+    const Fp32Matrix d{static_cast<float*>(fake(4)), big, 4, big};
+    test::expect_invalid([&] { detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, nullptr); }, past,
+                         "gemm_fp8_nt_wgrad: D (");
+  }
+  {  // scales [2^31 - 1024, 1] with rows 2^31 - 1024 apart: not a false "out overlaps in"
+    const ScaleMatrix in{static_cast<const float*>(fake(1)), big, 1, big, 1};
+    const ScaleOutput out{static_cast<float*>(fake(3)), big, 1, 1, 1};
+    test::expect_invalid([&] { detail::validate_scale_copy(in, out); }, past, "convert_scales: in (");
+  }
+}
+
+// scale_blocks is defined for every int64 (quantizers size their scales with it before the
+// sizes are validated): (k + 127) / 128 overflowed past INT64_MAX - 127.
+static_assert(scale_blocks(INT64_MAX) == int64_t(1) << 56 && scale_blocks(INT64_MAX - 127) == (int64_t(1) << 56) - 1);
+static_assert(scale_blocks(0) == 0 && scale_blocks(1) == 1 && scale_blocks(128) == 1 && scale_blocks(129) == 2 &&
+              scale_blocks(-1) == 0);
+
+TEST(Validation, QuantizersTakeAnyInt64Size) {
+  const auto fake = [](uintptr_t i) { return reinterpret_cast<void*>((i + 1) << 44); };
+  const Bf16Input x{fake(0), 128, INT64_MAX, 128};
+  const ScaleOutput s{static_cast<float*>(fake(3)), 1, 1, 1, 1};
+  test::expect_invalid([&] { quantize_per_token(x, Fp8Output{fake(2), 128, INT64_MAX, 128}, s); }, "at most");
+  test::expect_invalid([&] { quantize_transposed_per_token(x, Fp8Output{fake(2), INT64_MAX, 128, 128}, s); },
+                       "at most");
+  test::expect_invalid([&] { quantize_per_block(x, Fp8Output{fake(2), 128, INT64_MAX, 128}, s); }, "at most");
+}
+
 // Every operation states a missing or misaligned pointer the same way: the operation, the
 // pointer's name, and what it must be.
 TEST(Validation, OnePointerRuleForEveryOperation) {
