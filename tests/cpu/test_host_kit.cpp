@@ -226,6 +226,22 @@ TEST(HostKit, ShapeFilesAreStrict) {
            "section 'k_grouped', \"groups_m_n_expected_k\"[0]: must be [groups, m, n, expected_k]");
   rejected(R"({"m_grouped_masked": {"max_m": 256, "groups_expected_m": [[2, 64]], "nk": [[512, 256]], "x": 1}})",
            "unknown key \"x\"");
+  // Lists that multiply past 2^20 shapes (20,000 x 5,000 asked for gigabytes); nesting past 16
+  // levels; a value's text cut short in the message.
+  auto many = [](size_t count, const std::string& one) {
+    std::string list = "[" + one;
+    for (size_t i = 1; i < count; ++i) list += ", " + one;
+    return list + "]";
+  };
+  rejected(R"({"dense": {"m": )" + many(2000, "1") + R"(, "nk": )" + many(1000, "[256, 512]") + "}}",
+           "section 'dense': 2000 m x 1000 [n, k] are 2000000 shapes, more than 1048576; list fewer");
+  rejected(R"({"m_grouped_contiguous": {"groups_expected_m": )" + many(2000, "[4, 64]") + R"(, "nk": )" +
+               many(1000, "[256, 512]") + "}}",
+           "2000 [groups, expected_m] x 1000 [n, k] are 2000000 shapes");
+  rejected(R"({"dense": {"mnk": [)" + std::string(17, '[') + std::string(17, ']') + "]}}",
+           "not valid JSON: nested more than 16 levels deep");
+  rejected(R"({"dense": {"mnk": [)" + many(100, "7") + "]}}",
+           "must be [m, n, k] (3 integers), got [7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,...");
   // "about" is allowed everywhere.
   std::ofstream(path) << R"({"about": "x", "dense": {"about": "y", "mnk": [[4, 256, 512]]}})";
   EXPECT_EQ(read_shape_file(path).dense.size(), 1u);

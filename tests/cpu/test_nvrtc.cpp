@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <climits>
+
 #include "codegen/gemm_codegen.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "families/family.hpp"
@@ -204,6 +206,14 @@ TEST(Nvrtc, ResourceReportParsing) {
   const ResourceUsage clean = parse_resource_report("ptxas info    : Used 168 registers, used 1 barriers\n");
   EXPECT_FALSE(clean.slow_path());
   EXPECT_STREQ(clean.slow_path_reason(), "");
+  // Counts past int saturate (they overflowed, summed over a log's functions).
+  const ResourceUsage huge = parse_resource_report(
+      "    99966666666 bytes stack frame, 2147483647 bytes spill stores, 0 bytes spill loads\n"
+      "    2147483647 bytes stack frame, 2147483647 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 99999999999999999999 registers\n");
+  EXPECT_EQ(huge.stack_frame_bytes, INT_MAX);
+  EXPECT_EQ(huge.spill_store_bytes, INT_MAX);
+  EXPECT_EQ(huge.registers, INT_MAX);
 }
 
 // At the K limit of the kernels with 128x128 B scales (README "Limits") the heuristic's

@@ -70,6 +70,15 @@ void only_keys(const json& section, const std::string& where, const std::set<std
     }
 }
 
+// A section's "every x with every y" lists must not multiply into more shapes than any run
+// could use (20,000 m values with 5,000 [n, k] pairs asked for 10^8 shapes, gigabytes).
+constexpr size_t kMaxShapesPerProduct = size_t(1) << 20;
+void check_product(const std::string& where, const char* x, size_t xs, const char* y, size_t ys) {
+  if (xs * ys > kMaxShapesPerProduct)
+    bad(where, std::to_string(xs) + " " + x + " x " + std::to_string(ys) + " " + y + " are " + std::to_string(xs * ys) +
+                   " shapes, more than " + std::to_string(kMaxShapesPerProduct) + "; list fewer");
+}
+
 std::string item(const std::string& section, const char* key, size_t i) {
   return "section '" + section + "', \"" + key + "\"[" + std::to_string(i) + "]";
 }
@@ -87,6 +96,7 @@ void read_grouped(const std::string& section, const json& j, GemmKind kind, std:
   }
   const json& ges = array_at(j, "groups_expected_m", where);
   const json& nks = array_at(j, "nk", where);
+  check_product(where, "[groups, expected_m]", ges.size(), "[n, k]", nks.size());
   for (size_t a = 0; a < ges.size(); ++a) {
     const std::vector<int64_t> ge = tuple_at(ges[a], 2, item(section, "groups_expected_m", a), {"groups", "expected_m"});
     if (masked && ge[1] > max_m)
@@ -224,6 +234,7 @@ ShapeFile read_shape_file(const std::string& path) {
         if (section.contains("m")) {
           const json& ms = array_at(section, "m", where);
           const json& nks = array_at(section, "nk", where);
+          check_product(where, "m", ms.size(), "[n, k]", nks.size());
           for (size_t b = 0; b < nks.size(); ++b) {
             const std::vector<int64_t> nk = tuple_at(nks[b], 2, item(key, "nk", b), {"n", "k"});
             for (size_t a = 0; a < ms.size(); ++a)
