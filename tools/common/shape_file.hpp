@@ -53,7 +53,8 @@ struct ShapeFile {
 //                                                           -> every (g, m) with every (n, k)
 //   {"k_grouped": {"groups_m_n_expected_k": [[g, m, n, k], ...]}} -> k-grouped weight gradients
 // Strict: one JSON document, no key twice, no unknown section or key (every section may hold
-// "about"), sizes that are integers in [1, kMaxDimension], tuples of exactly their length.
+// "about"), sizes that are integers in [1, kMaxDimension], tuples of exactly their length;
+// at most 16 MiB, nested at most 16 levels, list products of at most 2^20 shapes.
 // Throws std::runtime_error naming the file, the section, the index and the rule.
 ShapeFile read_shape_file(const std::string& path);
 
