@@ -218,7 +218,7 @@ class GraphTimer {
     for (int i = 0; i < calls_; ++i) call(i % sets, stream);
     cuda_check(cudaStreamEndCapture(stream, &graph_), "end capture");
     cuda_check(cudaGraphInstantiate(&exec_, graph_, 0), "graph instantiate");
-    for (int i = 0; i < 2; ++i) cudaGraphLaunch(exec_, stream);
+    for (int i = 0; i < 2; ++i) cuda_check(cudaGraphLaunch(exec_, stream), "graph launch");
   }
   GraphTimer(const GraphTimer&) = delete;
   GraphTimer& operator=(const GraphTimer&) = delete;
@@ -226,7 +226,9 @@ class GraphTimer {
     cudaGraphExecDestroy(exec_);
     cudaGraphDestroy(graph_);
   }
-  double replay() { return event_us([&] { cudaGraphLaunch(exec_, stream_); }, stream_, "replay") / calls_; }
+  double replay() {
+    return event_us([&] { cuda_check(cudaGraphLaunch(exec_, stream_), "graph launch"); }, stream_, "replay") / calls_;
+  }
   int calls() const { return calls_; }
 
  private:
@@ -1136,9 +1138,9 @@ int run_bench(const BenchOptions& o) {
     for (const KernelConfig* config : choices) {
       Row r;
       try {
-        CublasLtGemm* baseline = config == choices.front() ? cublas.get() : nullptr;
-        r = o.wgrad ? bench_wgrad_shape(shape, o, baseline, stream, config)
-                    : bench_shape(shape, o, baseline, stream, config);
+        // (Every config is checked against cuBLASLt and paired with its own cuBLASLt timing.)
+        r = o.wgrad ? bench_wgrad_shape(shape, o, cublas.get(), stream, config)
+                    : bench_shape(shape, o, cublas.get(), stream, config);
       } catch (const Error& e) {
         if (config == nullptr || e.code() != ErrorCode::InvalidArgument) throw;
         fmt::print("{:>6} {:>6} {:>6} | {} skipped: {}\n", shape.m, shape.n, shape.k, config_name(*config, o.wgrad),

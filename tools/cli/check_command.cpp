@@ -72,7 +72,9 @@ int run_check(const CheckOptions& o) {
   }
 
   std::vector<uint16_t> d(size_t(o.m * o.n));
-  cudaMemcpy(d.data(), dd.get(), d.size() * 2, cudaMemcpyDeviceToHost);
+  // (A failed copy is a CUDA error, exit 1; not zeros judged as wrong results.)
+  if (const cudaError_t e = cudaMemcpy(d.data(), dd.get(), d.size() * 2, cudaMemcpyDeviceToHost); e != cudaSuccess)
+    throw std::runtime_error(std::string("copying D to the host failed: ") + cudaGetErrorString(e));
   std::vector<int64_t> rows(static_cast<size_t>(o.m));
   std::iota(rows.begin(), rows.end(), 0);
   const std::vector<double> ref = host::reference_rows(a, b, rows);
