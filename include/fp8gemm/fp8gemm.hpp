@@ -3,7 +3,8 @@
 // fp8gemm: JIT-compiled FP8 (e4m3) block-scaled GEMMs for NVIDIA Hopper (sm_90a).
 //
 // Everything that touches the GPU runs asynchronously on the caller's stream,
-// allocates nothing per call and synchronizes nothing. The library loads the CUDA
+// allocates nothing per call and synchronizes nothing (except tune() and, in tuning
+// mode On, a problem's first call, which time kernels: see Tuning). The library loads the CUDA
 // driver (libcuda.so.1) itself at first use; linking it needs no CUDA library
 // other than NVRTC, and it loads on machines without a GPU.
 
@@ -548,7 +549,9 @@ FP8GEMM_API CacheClearReport clear_stale_cache();
 //           the heuristic. Never times anything on a call. The default.
 //   On:     like Cached, but a problem the database lacks is tuned on its first call
 //           (candidates compiled and timed on the GPU, with the library's own buffers; the
-//           call takes seconds) and the winner is stored.
+//           call takes seconds, allocates device memory and synchronizes the context) and
+//           the winner is stored. Not on a stream being captured into a CUDA graph, nor in
+//           cache-only mode: such first calls plan as in Cached.
 // The initial mode comes from FP8GEMM_TUNING=off|cached|on.
 enum class TuningMode { Off = 0, Cached = 1, On = 2 };
 FP8GEMM_API void set_tuning_mode(TuningMode mode);

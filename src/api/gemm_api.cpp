@@ -63,7 +63,7 @@ void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matri
 
   CallContext call(stream);
   DeviceRuntime& runtime = call_runtime(call);
-  const LaunchPlan& plan = plan_for_call(runtime, GemmProblem{KernelKind::Gemm1D2D, a.rows, b.rows, a.cols});
+  const LaunchPlan& plan = plan_for_call(call, runtime, GemmProblem{KernelKind::Gemm1D2D, a.rows, b.rows, a.cols});
   // With constant B, the same config loading B early where that pays (one more hash lookup).
   if (options.b_constant && !(plan.constant_b == plan.spec))
     launch(runtime.plan(a.rows, plan.constant_b, Library::instance().store(), !current_cache_only()), a, a_scales, b,
@@ -90,7 +90,7 @@ void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp
   counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);
   CallContext call(stream);
   DeviceRuntime& runtime = call_runtime(call);
-  const LaunchPlan& plan = plan_for_call(runtime, GemmProblem{KernelKind::Gemm1D1D, a.rows, b.rows, a.cols});
+  const LaunchPlan& plan = plan_for_call(call, runtime, GemmProblem{KernelKind::Gemm1D1D, a.rows, b.rows, a.cols});
   launch_gemm_wgrad(plan, a, a_scales, b, b_scales, d, c, reinterpret_cast<CUstream>(stream));
 }
 

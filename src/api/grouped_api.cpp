@@ -19,7 +19,7 @@ namespace {
 const LaunchPlan& plan_grouped(const CallContext& call, const GemmShape& shape, const char* fn) {
   counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);
   DeviceRuntime& runtime = call_runtime(call);
-  return plan_for_call(runtime, planned_problem(shape, fn));
+  return plan_for_call(call, runtime, planned_problem(shape, fn));
 }
 
 }  // namespace

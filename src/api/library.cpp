@@ -233,10 +233,14 @@ std::optional<KernelSpec> device0_tuned(const GemmProblem& problem) {
 namespace {
 
 // The tuning database's winner for a problem's first call in this context, tuning it first
-// in mode On; nothing in mode Off.
-std::optional<KernelSpec> tuned_for_first_call(DeviceRuntime& runtime, const GemmProblem& problem) {
-  const TuningMode mode = current_tuning_mode();
+// in mode On; nothing in mode Off. Tuning allocates operands, synchronizes the context and
+// compiles candidates: not in cache-only mode (nothing may compile), nor on a stream being
+// captured (the capture would be invalidated). Those calls read the database as mode Cached.
+std::optional<KernelSpec> tuned_for_first_call(const CallContext& call, DeviceRuntime& runtime,
+                                               const GemmProblem& problem) {
+  TuningMode mode = current_tuning_mode();
   if (mode == TuningMode::Off || !tunable(problem.kind)) return std::nullopt;
+  if (mode == TuningMode::On && (current_cache_only() || call.capturing())) mode = TuningMode::Cached;
   Library& library = Library::instance();
   const TuningMetadata metadata = device_metadata(runtime.props());
   if (mode == TuningMode::Cached) return library.find_tuned(metadata, problem);
@@ -247,9 +251,9 @@ std::optional<KernelSpec> tuned_for_first_call(DeviceRuntime& runtime, const Gem
 
 }  // namespace
 
-const LaunchPlan& plan_for_call(DeviceRuntime& runtime, const GemmProblem& problem) {
+const LaunchPlan& plan_for_call(const CallContext& call, DeviceRuntime& runtime, const GemmProblem& problem) {
   if (const LaunchPlan* plan = runtime.find_plan(problem)) return *plan;
-  const std::optional<KernelSpec> tuned = tuned_for_first_call(runtime, problem);
+  const std::optional<KernelSpec> tuned = tuned_for_first_call(call, runtime, problem);
   PlanOptions options;
   options.may_compile = !current_cache_only();
   options.tuned = tuned ? &*tuned : nullptr;
@@ -275,7 +279,7 @@ DeviceTraits planning_traits(int requested_sms) {
   return traits;
 }
 
-CallContext::CallContext(Stream stream) {
+CallContext::CallContext(Stream stream) : stream_(stream) {
   const DriverApi& cu = driver();
   CUcontext current = nullptr;
   check_cu(cu.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
@@ -297,6 +301,14 @@ CallContext::CallContext(Stream stream) {
     check_cu(cu.cuCtxPushCurrent(context_), "cuCtxPushCurrent");
     pushed_ = true;
   }
+}
+
+bool CallContext::capturing() const {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  // (The legacy stream answers CUDA_ERROR_STREAM_CAPTURE_IMPLICIT while a blocking stream of
+  // its context is captured.)
+  const CUresult r = driver().cuStreamIsCapturing(reinterpret_cast<CUstream>(stream_), &status);
+  return r != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 CallContext::~CallContext() {

@@ -114,14 +114,15 @@ GemmShape grouped_call_shape(GemmKind kind, int64_t a_rows, int64_t a_cols, int6
 // The tuning database's winner for a problem on device 0, if the tuning mode is not Off.
 std::optional<KernelSpec> device0_tuned(const GemmProblem& problem);
 
-// The plan of a validated problem in the runtime's context (which must be current): after the
+// The plan of a validated problem in the runtime's context (the call's, current): after the
 // first call one lookup; the first call takes the tuning database's winner (tuning it first
-// in mode On), else the heuristic's choice, and compiles nothing in cache-only mode.
-const LaunchPlan& plan_for_call(DeviceRuntime& runtime, const GemmProblem& problem);
+// in mode On, except in cache-only mode or while the call's stream is being captured: there
+// as in mode Cached), else the heuristic's choice, and compiles nothing in cache-only mode.
+class CallContext;
+const LaunchPlan& plan_for_call(const CallContext& call, DeviceRuntime& runtime, const GemmProblem& problem);
 
 // The runtime of a call's context, checked for a device the kernels run on (sm_90, else
 // Error(UnsupportedDevice) naming it).
-class CallContext;
 DeviceRuntime& call_runtime(const CallContext& call);
 
 // What to plan for when no call context is at hand (prewarm, kernel_name): the
@@ -139,8 +140,12 @@ class CallContext {
   CallContext& operator=(const CallContext&) = delete;
 
   CUcontext context() const { return context_; }
+  // Whether the call's stream is being captured into a CUDA graph (also when the driver
+  // cannot tell, or the legacy stream would join another stream's capture).
+  bool capturing() const;
 
  private:
+  Stream stream_ = nullptr;
   CUcontext context_ = nullptr;
   bool pushed_ = false;
 };

@@ -60,7 +60,9 @@ const Loaded& loaded() {
     load(a.cuCtxGetDevice, "cuCtxGetDevice", 2000);
     load(a.cuCtxGetId, "cuCtxGetId", 12000);
     load(a.cuStreamGetCtx, "cuStreamGetCtx", 9020);
+    load(a.cuStreamIsCapturing, "cuStreamIsCapturing", 10000);
     load(a.cuModuleLoadData, "cuModuleLoadData", 2000);
+    load(a.cuModuleUnload, "cuModuleUnload", 2000);
     load(a.cuModuleGetFunction, "cuModuleGetFunction", 2000);
     load(a.cuFuncSetAttribute, "cuFuncSetAttribute", 9000);
     load(a.cuFuncGetAttribute, "cuFuncGetAttribute", 2020);

@@ -28,7 +28,9 @@ struct DriverApi {
   PFN_cuCtxGetDevice_v2000 cuCtxGetDevice = nullptr;
   PFN_cuCtxGetId_v12000 cuCtxGetId = nullptr;
   PFN_cuStreamGetCtx_v9020 cuStreamGetCtx = nullptr;
+  PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing = nullptr;
   PFN_cuModuleLoadData_v2000 cuModuleLoadData = nullptr;
+  PFN_cuModuleUnload_v2000 cuModuleUnload = nullptr;
   PFN_cuModuleGetFunction_v2000 cuModuleGetFunction = nullptr;
   PFN_cuFuncSetAttribute_v9000 cuFuncSetAttribute = nullptr;
   PFN_cuFuncGetAttribute_v2020 cuFuncGetAttribute = nullptr;

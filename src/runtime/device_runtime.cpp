@@ -112,6 +112,13 @@ const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binar
                  "supports the NVRTC version in use")
                     .c_str());
   check_cu(r, "cuModuleLoadData");
+  // Unloaded again if a later step fails (a retry would otherwise load it once more).
+  struct Unload {
+    CUmodule module;
+    ~Unload() {
+      if (module != nullptr) driver().cuModuleUnload(module);
+    }
+  } unload{module};
   CUfunction function = nullptr;
   check_cu(cu.cuModuleGetFunction(&function, module, binary.lowered_name.c_str()), "cuModuleGetFunction");
   const KernelLayout layout = kernel_layout(binary.spec);
@@ -131,6 +138,7 @@ const DeviceRuntime::LoadedKernel& DeviceRuntime::load(const KernelBinary& binar
            layout.cluster_size, props_.ordinal);
     loaded.max_clusters = clusters;
   }
+  unload.module = nullptr;  // loaded for good
   counters().modules_loaded.fetch_add(1);
   modules_loaded_.fetch_add(1, std::memory_order_relaxed);
   log(LogLevel::Debug, "loaded {} on device {} ({} resident {})", binary.spec.slug(), props_.ordinal,

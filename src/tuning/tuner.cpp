@@ -17,7 +17,9 @@ namespace fp8gemm::detail {
 namespace {
 
 constexpr size_t kRotationBytes = size_t(256) << 20;  // > 4x the 50-60 MB L2 of H100/H200
-constexpr int kMaxSets = 8;
+// (As many sets as that takes for small problems too: 8 sets of a decode shape's 5 MB stayed
+// in L2, so B was timed hot where a model's calls read it from HBM.)
+constexpr int kMaxSets = 64;
 constexpr double kMinGain = 0.02;  // a candidate must beat the heuristic's choice by 2 % to replace it
 
 // Device memory owned by the tuner.
@@ -221,6 +223,10 @@ std::vector<TimedConfig> time_candidates(DeviceRuntime& runtime, KernelStore& st
       }
     }
   }
+  // A fault that broke the context (a candidate's, or other work's) fails every call after
+  // it: the tuning fails with it, as a CUDA error, rather than report "no candidate could
+  // run" or store a winner timed before it. (Sticky errors are returned by every sync.)
+  check_cu(driver().cuStreamSynchronize(stream.get()), "cuStreamSynchronize (tuning: after the candidates)");
   for (size_t i = 0; i < candidates.size(); ++i) {
     TimedConfig& t = timed[i];
     if (plans[i] != nullptr && !batches[i].empty()) {

@@ -208,6 +208,52 @@ TEST_F(GpuBehaviour, CudaGraphCaptureAndReplay) {
   }
 }
 
+// Tuning mode On tunes a problem's first call (operands allocated, the context synchronized,
+// candidates compiled and timed): never while the call's stream is being captured (the
+// capture would be invalidated), nor in cache-only mode (nothing may compile). Those first
+// calls plan as in mode Cached.
+struct ModesRestored {
+  TuningMode mode = tuning_mode();
+  bool cache_only_was = cache_only();
+  ~ModesRestored() {
+    set_tuning_mode(mode);
+    set_cache_only(cache_only_was);
+  }
+};
+
+TEST_F(GpuBehaviour, TuningModeOnDoesNotTuneInsideACapture) {
+  const ModesRestored restore;
+  Problem warm(200, 1088, 2304, 91), p(201, 1088, 2304, 92);
+  set_tuning_mode(TuningMode::Off);
+  warm.run();  // this shape's kernel loaded (M = 201 plans the same one)
+  check(cudaDeviceSynchronize(), "warm-up");
+  set_tuning_mode(TuningMode::On);
+  const uint64_t tuned = stats().problems_tuned;
+  const TestStream s;
+  poison(p.out, s);
+  const CapturedGraph graph(s, [&] { p.run(s); });  // M = 201: a first call, in the capture
+  EXPECT_EQ(stats().problems_tuned, tuned);
+  graph.replay(s);
+  p.expect_correct();
+}
+
+TEST_F(GpuBehaviour, TuningModeOnCompilesNothingInCacheOnlyMode) {
+  const ModesRestored restore;
+  Problem p(128, 1216, 2432, 93);  // a shape no other test uses
+  set_cache_only(true);
+  set_tuning_mode(TuningMode::On);
+  const Stats before = stats();
+  try {
+    p.run();  // runs if an earlier run left its kernel in the disk cache
+    check(cudaDeviceSynchronize(), "run");
+    p.expect_correct();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::NotCached) << e.what();
+  }
+  EXPECT_EQ(stats().kernels_compiled, before.kernels_compiled);
+  EXPECT_EQ(stats().problems_tuned, before.problems_tuned);
+}
+
 // GemmOptions::b_constant (B loaded before the previous kernel has finished, at M <= 128):
 // the same bits as without it, on the kernel families the planner picks at decode sizes
 // (split-K pairs, B multicast, several tiles per CTA, tails).

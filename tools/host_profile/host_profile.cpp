@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
       check(cudaStreamSynchronize(stream), "first call");
       CallContext call(s);
       DeviceRuntime& runtime = Library::instance().runtime(call.context());
-      const LaunchPlan& plan = plan_for_call(runtime, GemmProblem{KernelKind::Gemm1D2D, m, n, k});
+      const LaunchPlan& plan = plan_for_call(call, runtime, GemmProblem{KernelKind::Gemm1D2D, m, n, k});
       const CUtensorMap ma = encode_tma_cached(tma_fp8_operand(a.data, m, k, a.ld, plan.a_box_rows));
       const CUtensorMap mb = encode_tma_cached(tma_fp8_operand(b.data, n, k, b.ld, plan.layout.b_box_rows));
       const CUtensorMap msa = encode_tma_cached(tma_per_token_scales(sa.data, m, sa.cols, sa.col_stride, plan.sfa_box_rows));
@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
           },
           calls, repeats, stream);
       const double t_plan = time_step(
-          [&] { sink = &plan_for_call(runtime, GemmProblem{KernelKind::Gemm1D2D, m, n, k}) != nullptr; }, calls, repeats,
+          [&] { sink = &plan_for_call(call, runtime, GemmProblem{KernelKind::Gemm1D2D, m, n, k}) != nullptr; }, calls, repeats,
           stream);
       const double t_maps = time_step(
           [&] {
