@@ -208,6 +208,46 @@ TEST_F(GpuBehaviour, CudaGraphCaptureAndReplay) {
   }
 }
 
+// PyTorch captures graphs in cudaStreamCaptureModeGlobal: meanwhile another thread's first
+// call of a new shape (compile, module load, plan) must neither fail nor invalidate the
+// capture, and both results must be right.
+TEST_F(GpuBehaviour, FirstCallBesideAGlobalModeCapture) {
+  Problem p(200, 1024, 2048, 94), q(96, 1344, 2944, 95);  // q: a shape no other test uses
+  p.run();  // p's kernel loaded before the capture
+  check(cudaDeviceSynchronize(), "warm-up");
+  const TestStream s, t;
+  poison(p.out, s);
+  poison(q.out, t);
+  check(cudaDeviceSynchronize(), "poison");
+  check(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "begin capture");
+  p.run(s);
+  std::string other_error;
+  std::thread other([&] {
+    try {
+      q.run(t);
+    } catch (const std::exception& e) {
+      other_error = e.what();
+    }
+  });
+  other.join();
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(s, &graph);
+  EXPECT_EQ(ended, cudaSuccess) << cudaGetErrorString(ended) << " (the other thread's first call invalidated it)";
+  EXPECT_EQ(other_error, "") << "the first call beside the capture";
+  if (ended == cudaSuccess) {
+    cudaGraphExec_t exec = nullptr;
+    check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+    check(cudaGraphLaunch(exec, s), "replay");
+    check(cudaStreamSynchronize(s), "replay");
+    cudaGraphExecDestroy(exec);
+    p.expect_correct();
+  }
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  cudaGetLastError();
+  check(cudaStreamSynchronize(t), "the other thread's call");
+  if (other_error.empty()) q.expect_correct();
+}
+
 // Tuning mode On tunes a problem's first call (operands allocated, the context synchronized,
 // candidates compiled and timed): never while the call's stream is being captured (the
 // capture would be invalidated), nor in cache-only mode (nothing may compile). Those first
