@@ -15,12 +15,14 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -219,19 +221,29 @@ std::string kind_label(const fp8gemm::GemmShape& s) {
   return "?";
 }
 
-bool have_sm90_gpu() {
+// The first sm_90 device, if any (the one `tune` times on, as `check` and `bench` run on it).
+std::optional<fp8gemm::DeviceInfo> first_sm90_gpu() {
   for (const fp8gemm::DeviceInfo& d : fp8gemm::runtime_info().devices)
-    if (d.supported) return true;
-  return false;
+    if (d.supported) return d;
+  return std::nullopt;
 }
+
+bool have_sm90_gpu() { return first_sm90_gpu().has_value(); }
 
 // Times the candidates of every shape on the GPU and stores the winners in the tuning
 // database; prints heuristic vs tuned per shape.
 int run_tune(const std::vector<fp8gemm::GemmShape>& shapes, int candidates, int jobs, bool quiet) {
-  if (!have_sm90_gpu()) {
+  const std::optional<fp8gemm::DeviceInfo> device = first_sm90_gpu();
+  if (!device) {
     fmt::print(stderr, "tune: no sm_90 GPU; tuning times kernels on the GPU (prewarm compiles without one)\n");
     return 4;
   }
+  // tune() times on the current device: the first sm_90 one, not device 0 whatever it is.
+  if (const cudaError_t e = cudaSetDevice(device->ordinal); e != cudaSuccess) {
+    fmt::print(stderr, "tune: cudaSetDevice({}) failed: {}\n", device->ordinal, cudaGetErrorString(e));
+    return 1;
+  }
+  if (!quiet) fmt::print("tune: on device {} ({})\n", device->ordinal, device->name);
   fp8gemm::TuneOptions options;
   options.candidates = candidates;
   options.jobs = jobs;
