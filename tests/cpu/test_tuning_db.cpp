@@ -171,8 +171,8 @@ TEST(TuningDb, ConcurrentWritersMerge) {
       ASSERT_EQ(save_tuning_db(path, db), 0);
     }
   };
-  std::vector<std::thread> threads;
-  for (int w = 0; w < kWriters / 2; ++w) threads.emplace_back(write_some, w);
+  // The processes are forked before the threads start: a child forked while another thread
+  // holds a lock (the allocator's) may wait on it for ever (it did under AddressSanitizer).
   std::vector<pid_t> children;
   for (int w = kWriters / 2; w < kWriters; ++w) {
     const pid_t pid = ::fork();
@@ -182,6 +182,8 @@ TEST(TuningDb, ConcurrentWritersMerge) {
     }
     children.push_back(pid);
   }
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters / 2; ++w) threads.emplace_back(write_some, w);
   for (std::thread& t : threads) t.join();
   for (pid_t pid : children) {
     int status = 0;
