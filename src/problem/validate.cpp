@@ -429,7 +429,7 @@ bool validate_gemm_k_grouped(const Fp8Matrix& a, const ScaleMatrix& sa, const Fp
   if (!validate_1d1d(fn, a, sa, b, sb, d, c, groups)) return false;
   check_pointer(fn, group_k, "group_k", 4);
   const Range rd = matrix_range(fn, d.data, d.rows, d.cols, d.ld, 4, "D");
-  const Range info{addr(group_k), addr(group_k) + static_cast<uintptr_t>(groups * 4), "group_k"};
+  const Range info = checked_range(fn, group_k, __int128{groups} * 4, "group_k", fmt::format("{} int32 entries", groups));
   if (rd.begin < info.end && info.begin < rd.end) bad(fn, "D overlaps group_k in memory; the output must be a separate buffer");
   return true;
 }

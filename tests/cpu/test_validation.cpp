@@ -426,6 +426,16 @@ TEST(Validation, OperandsPastTheAddressSpaceAreRefused) {
     test::expect_invalid([&] { detail::validate_gemm_fp8_nt_wgrad(a, sa, b, sb, d, nullptr); }, past,
                          "gemm_fp8_nt_wgrad: D (");
   }
+  {  // a k-grouped call's group_k of 8 entries 16 bytes before the end of the address space
+    const int64_t m = 128, n = 256, groups = 8, k = groups * 128;
+    const Fp8Matrix a{fake(0), m, k, k}, b{fake(2), n, k, k};
+    const ScaleMatrix sa = per_token_scales(static_cast<const float*>(fake(1)), m, k);
+    const ScaleMatrix sb = per_token_scales(static_cast<const float*>(fake(3)), n, k);
+    const Fp32Matrix d{static_cast<float*>(fake(4)), groups * m, n, n};
+    const auto* group_k = reinterpret_cast<const int32_t*>(~uintptr_t(15));
+    test::expect_invalid([&] { detail::validate_gemm_k_grouped(a, sa, b, sb, d, nullptr, group_k, groups); }, past,
+                         "gemm_fp8_nt_wgrad_k_grouped: group_k (8 int32 entries)");
+  }
   {  // scales [2^31 - 1024, 1] with rows 2^31 - 1024 apart: not a false "out overlaps in"
     const ScaleMatrix in{static_cast<const float*>(fake(1)), big, 1, big, 1};
     const ScaleOutput out{static_cast<float*>(fake(3)), big, 1, 1, 1};
