@@ -4,6 +4,10 @@ Fake device tensors (fakes.py) carry distinct fake addresses: the library valida
 argument before it touches the driver, so invalid calls raise InvalidArgumentError with its
 message and valid ones NoDriverError (or NoDeviceError) on a machine without a GPU.
 Tests that depend on settings the library reads once per process run in a subprocess.
+
+On a machine with a visible GPU, valid calls on fake addresses would launch kernels on them:
+there this module's tests run in a child interpreter with every device hidden from the driver
+(CUDA_VISIBLE_DEVICES set empty), where they stop with NoDeviceError (load_tests below).
 """
 
 import os
@@ -20,6 +24,26 @@ import fakes  # noqa: E402
 from fakes import bf16, block_scales, fp8, fp32, int32, per_token_scales  # noqa: E402
 
 NO_GPU = (fp8gemm.NoDriverError, fp8gemm.NoDeviceError)
+# A device the driver shows this process (the GPU machine, unless it is hidden already).
+DEVICE_VISIBLE = bool(fp8gemm.runtime_info().devices)
+
+
+def load_tests(loader, tests, pattern):
+    """With a visible device, one test that runs this module in a child with the devices hidden."""
+    if not DEVICE_VISIBLE:
+        return tests
+
+    class DevicesHidden(unittest.TestCase):
+        def test_cpu_tests_with_the_devices_hidden(self):
+            here = os.path.dirname(os.path.abspath(__file__))
+            env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+            r = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", here, "-p",
+                                os.path.basename(__file__)], env=env, capture_output=True, text=True,
+                               timeout=900)
+            sys.stderr.write(r.stderr)
+            self.assertEqual(r.returncode, 0, "the CPU tests failed with the devices hidden (above)")
+
+    return loader.loadTestsFromTestCase(DevicesHidden)
 
 
 def run_python(code, **env):

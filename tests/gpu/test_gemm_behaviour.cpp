@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/quantize_host.hpp"
@@ -362,4 +363,59 @@ TEST_F(GpuBehaviour, ConstantBStillWaitsForA) {
     }
     cudaStreamDestroy(s);
   }
+}
+
+// A row of D does not depend on the other rows of its call: the first m rows of a call with
+// m rows have the bits of the same rows of a call with 4096, whatever tile the planner picks
+// for each m (different block_m / block_n, pairs, several tiles per CTA). Split-K pairs sum
+// two halves of K in another order, so a plan with split_k = 2 is only reported. Two calls
+// with the same operands give the same bits (no atomics), split-K included.
+TEST_F(GpuBehaviour, RowsDoNotDependOnTheRestOfTheBatch) {
+  constexpr int64_t kBig = 4096;
+  int compared = 0, split_plans = 0;
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{2112, 7168}, {576, 7168}, {4096, 512}, {392, 1040}}) {
+    const DeviceOperand a = upload(host::random_operand(kBig, k, k, true, uint64_t(n + k)));
+    const DeviceOperand b = upload(host::random_operand(n, k, k, false, uint64_t(n + k + 1)));
+    const auto run = [&](int64_t m, const GuardedOutput& out) {
+      const ScaleMatrix sa{a.scales.get<float>(), m, scale_blocks(k), 1, per_token_scale_stride(kBig)};
+      gemm_fp8_nt({a.data.get(), m, k, k}, sa, {b.data.get(), n, k, k}, block_scales(b.scales.get<float>(), n, k),
+                  {out.d(), m, n, n});
+      check(cudaDeviceSynchronize(), "call");
+      std::vector<uint16_t> h(size_t(m * n));
+      check(cudaMemcpy(h.data(), out.d(), h.size() * 2, cudaMemcpyDeviceToHost), "download D");
+      return h;
+    };
+    const GuardedOutput big_out = make_output(kBig, n, n);
+    const std::vector<uint16_t> big = run(kBig, big_out);
+    {
+      DeviceBuffer ref(size_t(kBig * n) * 8);
+      reference_gemm(a, b, ref.get<double>());
+      const DeviceComparison c = compare(big_out, ref.get<double>());
+      EXPECT_LT(c.rel_error, 1e-2) << c.describe();
+      EXPECT_EQ(c.non_finite, 0u) << c.describe();
+    }
+    for (int64_t m : {int64_t{1}, int64_t{7}, int64_t{64}, int64_t{100}, int64_t{128}, int64_t{129}, int64_t{256},
+                      int64_t{383}, int64_t{1024}, int64_t{2049}, kBig}) {
+      const std::string name = kernel_name(GemmShape{m, n, k});
+      SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << " " << name);
+      const bool split = name.find("_sk2") != std::string::npos;
+      const GuardedOutput out = make_output(m, n, n);
+      const std::vector<uint16_t> first = run(m, out);
+      EXPECT_TRUE(run(m, out) == first) << "two identical calls gave different bits";
+      int64_t differ = 0;
+      for (size_t i = 0; i < first.size(); ++i) differ += first[i] != big[i];
+      std::printf("  %lldx%lldx%lld %s: %lld of %zu elements differ from the %lld-row call\n", (long long)m,
+                  (long long)n, (long long)k, name.c_str(), (long long)differ, first.size(), (long long)kBig);
+      if (split) {
+        ++split_plans;
+      } else {
+        ++compared;
+        EXPECT_EQ(differ, 0) << "rows changed with the size of the batch";
+      }
+    }
+  }
+  std::printf("  %d plans compared bit for bit, %d split-K plans reported\n", compared, split_plans);
+  // (On the H200 with the planner of 84d5b11: 27 plans compared, all identical; 17 split-K
+  // plans, 15 of them with 1-66 elements off by their summation order.)
+  EXPECT_GE(compared, 20) << "the shapes no longer exercise enough plans without split-K";
 }
