@@ -320,6 +320,21 @@ FP8GEMM_C_API fp8gemm_status_t fp8gemm_gemm_fp8_nt_wgrad_k_grouped(
     const fp8gemm_scale_matrix_t* b_scales, const fp8gemm_fp32_matrix_t* d, const fp8gemm_fp32_matrix_t* c,
     const int32_t* group_k, int64_t groups, fp8gemm_stream_t stream);
 
+/* The three grouped GEMMs with exactly `config` (not NULL): the C++ overloads with a
+ * KernelConfig; an illegal config is FP8GEMM_ERROR_INVALID_ARGUMENT. */
+FP8GEMM_C_API fp8gemm_status_t fp8gemm_gemm_fp8_nt_grouped_contiguous_with_config(
+    const fp8gemm_fp8_matrix_t* a, const fp8gemm_scale_matrix_t* a_scales, const fp8gemm_fp8_matrix_t* b,
+    const fp8gemm_scale_matrix_t* b_scales, const fp8gemm_bf16_matrix_t* d, const int32_t* group_of_row,
+    int64_t groups, const fp8gemm_kernel_config_t* config, fp8gemm_stream_t stream);
+FP8GEMM_C_API fp8gemm_status_t fp8gemm_gemm_fp8_nt_grouped_masked_with_config(
+    const fp8gemm_fp8_matrix_t* a, const fp8gemm_scale_matrix_t* a_scales, const fp8gemm_fp8_matrix_t* b,
+    const fp8gemm_scale_matrix_t* b_scales, const fp8gemm_bf16_matrix_t* d, const int32_t* masked_m, int64_t groups,
+    int64_t expected_m, const fp8gemm_kernel_config_t* config, fp8gemm_stream_t stream);
+FP8GEMM_C_API fp8gemm_status_t fp8gemm_gemm_fp8_nt_wgrad_k_grouped_with_config(
+    const fp8gemm_fp8_matrix_t* a, const fp8gemm_scale_matrix_t* a_scales, const fp8gemm_fp8_matrix_t* b,
+    const fp8gemm_scale_matrix_t* b_scales, const fp8gemm_fp32_matrix_t* d, const fp8gemm_fp32_matrix_t* c,
+    const int32_t* group_k, int64_t groups, const fp8gemm_kernel_config_t* config, fp8gemm_stream_t stream);
+
 /* ------------------------------------------------------------------------------------------
  * Quantization and layout conversion (fp8gemm.hpp "Quantization")
  * ---------------------------------------------------------------------------------------- */

@@ -264,8 +264,8 @@ FP8GEMM_API void gemm_fp8_nt_wgrad_k_grouped(const Fp8Matrix& a, const ScaleMatr
 // Columns a group of k columns occupies in gemm_fp8_nt_wgrad_k_grouped's A and B.
 constexpr int64_t k_grouped_columns(int64_t k) { return k > 0 ? (k + 127) / 128 * 128 : 0; }
 
-// The tile configuration of a GEMM kernel. gemm_fp8_nt chooses one itself; the
-// overload below runs a given one (for tuners, tests and experiments).
+// The tile configuration of a GEMM kernel. gemm_fp8_nt and the others choose one
+// themselves; the overloads below run a given one (for tuners, tests and experiments).
 struct KernelConfig {
   int block_m = 128;  // rows per tile: 64 (one math warpgroup), 128 or 256 (two), 192 (three)
   int block_n = 128;  // columns per tile: multiple of 16, <= 192 (<= 128 with block_m 192 or 256)
@@ -298,6 +298,26 @@ FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
 FP8GEMM_API void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                                    const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c,
                                    const KernelConfig& config, Stream stream = nullptr);
+
+// The grouped GEMMs with exactly `config` (same rules and errors as the calls above, the
+// config checked before anything is launched; an illegal one throws Error(InvalidArgument)
+// saying why). The m-grouped forms take the forward kernel's configs without multicast or
+// split_k: contiguous block_m 64 or 128, masked 64, 128 or 256 (a 256-row tile computes
+// the rows past masked_m of its expert, never stores them). The k-grouped weight gradient
+// takes gemm_fp8_nt_wgrad's configs. The config does not depend on the row counts on the
+// device: one kernel serves every call of that N and K.
+FP8GEMM_API void gemm_fp8_nt_grouped_contiguous(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                                                const ScaleMatrix& b_scales, const Bf16Matrix& d,
+                                                const int32_t* group_of_row, int64_t groups,
+                                                const KernelConfig& config, Stream stream = nullptr);
+FP8GEMM_API void gemm_fp8_nt_grouped_masked(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                                            const ScaleMatrix& b_scales, const Bf16Matrix& d, const int32_t* masked_m,
+                                            int64_t groups, int64_t expected_m, const KernelConfig& config,
+                                            Stream stream = nullptr);
+FP8GEMM_API void gemm_fp8_nt_wgrad_k_grouped(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
+                                             const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c,
+                                             const int32_t* group_k, int64_t groups, const KernelConfig& config,
+                                             Stream stream = nullptr);
 
 // ---------------------------------------------------------------------------
 // Quantization: bf16 -> e4m3 with fp32 scales, in the layouts the GEMMs read

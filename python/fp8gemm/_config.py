@@ -7,8 +7,11 @@ from ._errors import integer_argument
 
 @dataclasses.dataclass(frozen=True)
 class KernelConfig:
-    """The kernel gemm_fp8_nt(config=...) or gemm_fp8_nt_wgrad(config=...) runs; the defaults
-    are the library's.
+    """The kernel a GEMM called with config=... runs; the defaults are the library's.
+    Taken by gemm_fp8_nt and gemm_fp8_nt_wgrad, and by the grouped GEMMs:
+    gemm_fp8_nt_grouped_contiguous and gemm_fp8_nt_grouped_masked take gemm_fp8_nt's configs
+    without multicast or split_k (block_m 64 or 128 contiguous, 64, 128 or 256 masked);
+    gemm_fp8_nt_wgrad_k_grouped takes gemm_fp8_nt_wgrad's.
 
     block_m: tile rows 64, 128, 192 or 256; block_n: tile columns; stages: pipeline stages;
     group_n: rasterization stripe width in N blocks; multicast: 2-CTA multicast (0 none);

@@ -29,8 +29,9 @@
   X(fp8gemm_status_string) X(fp8gemm_last_error_message) X(fp8gemm_version) X(fp8gemm_version_string)   \
   X(fp8gemm_gemm_fp8_nt) X(fp8gemm_gemm_fp8_nt_with_options) X(fp8gemm_gemm_fp8_nt_with_config)         \
   X(fp8gemm_gemm_fp8_nt_wgrad) X(fp8gemm_gemm_fp8_nt_wgrad_with_config)                                 \
-  X(fp8gemm_gemm_fp8_nt_grouped_contiguous)                                                              \
-  X(fp8gemm_gemm_fp8_nt_grouped_masked) X(fp8gemm_gemm_fp8_nt_wgrad_k_grouped)                          \
+  X(fp8gemm_gemm_fp8_nt_grouped_contiguous) X(fp8gemm_gemm_fp8_nt_grouped_contiguous_with_config)       \
+  X(fp8gemm_gemm_fp8_nt_grouped_masked) X(fp8gemm_gemm_fp8_nt_grouped_masked_with_config)               \
+  X(fp8gemm_gemm_fp8_nt_wgrad_k_grouped) X(fp8gemm_gemm_fp8_nt_wgrad_k_grouped_with_config)             \
   X(fp8gemm_quantize_per_token) X(fp8gemm_quantize_per_block) X(fp8gemm_quantize_transposed_per_token)  \
   X(fp8gemm_transpose_fp8_block_scaled) X(fp8gemm_convert_scales) X(fp8gemm_prewarm)                    \
   X(fp8gemm_kernel_name) X(fp8gemm_runtime_info) X(fp8gemm_stats) X(fp8gemm_device_stats)               \
@@ -538,42 +539,64 @@ static PyObject* gemm_fp8_nt_wgrad(PyObject* self, PyObject* const* args, Py_ssi
   RETURN_STATUS(status);
 }
 
-/* gemm_fp8_nt_grouped_contiguous(22 operands, group_of_row, groups, stream). */
+/* gemm_fp8_nt_grouped_contiguous(22 operands, group_of_row, groups, has_config, 7 config fields, stream). */
 static PyObject* gemm_fp8_nt_grouped_contiguous(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   (void)self;
-  int64_t v[25];
-  if (read_ints(args, nargs, v, 25, "gemm_fp8_nt_grouped_contiguous") < 0) return NULL;
+  int64_t v[33];
+  if (read_ints(args, nargs, v, 33, "gemm_fp8_nt_grouped_contiguous") < 0) return NULL;
   GEMM_OPERANDS(v);
   const fp8gemm_bf16_matrix_t d = bf16_matrix(v + 18);
+  const int32_t* group_of_row = (const int32_t*)PTR(v[22]);
+  const fp8gemm_stream_t stream = STREAM(v[32]);
   fp8gemm_status_t status;
-  CALL(status, p_fp8gemm_gemm_fp8_nt_grouped_contiguous(&a, &sa, &b, &sb, &d, (const int32_t*)PTR(v[22]), v[23],
-                                                          STREAM(v[24])));
+  if (v[24]) {
+    const fp8gemm_kernel_config_t config = kernel_config(v + 25);
+    CALL(status, p_fp8gemm_gemm_fp8_nt_grouped_contiguous_with_config(&a, &sa, &b, &sb, &d, group_of_row, v[23],
+                                                                        &config, stream));
+  } else {
+    CALL(status, p_fp8gemm_gemm_fp8_nt_grouped_contiguous(&a, &sa, &b, &sb, &d, group_of_row, v[23], stream));
+  }
   RETURN_STATUS(status);
 }
 
-/* gemm_fp8_nt_grouped_masked(22 operands, masked_m, groups, expected_m, stream). */
+/* gemm_fp8_nt_grouped_masked(22 operands, masked_m, groups, expected_m, has_config, 7 config fields, stream). */
 static PyObject* gemm_fp8_nt_grouped_masked(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   (void)self;
-  int64_t v[26];
-  if (read_ints(args, nargs, v, 26, "gemm_fp8_nt_grouped_masked") < 0) return NULL;
+  int64_t v[34];
+  if (read_ints(args, nargs, v, 34, "gemm_fp8_nt_grouped_masked") < 0) return NULL;
   GEMM_OPERANDS(v);
   const fp8gemm_bf16_matrix_t d = bf16_matrix(v + 18);
+  const int32_t* masked_m = (const int32_t*)PTR(v[22]);
+  const fp8gemm_stream_t stream = STREAM(v[33]);
   fp8gemm_status_t status;
-  CALL(status, p_fp8gemm_gemm_fp8_nt_grouped_masked(&a, &sa, &b, &sb, &d, (const int32_t*)PTR(v[22]), v[23], v[24],
-                                                      STREAM(v[25])));
+  if (v[25]) {
+    const fp8gemm_kernel_config_t config = kernel_config(v + 26);
+    CALL(status, p_fp8gemm_gemm_fp8_nt_grouped_masked_with_config(&a, &sa, &b, &sb, &d, masked_m, v[23], v[24],
+                                                                    &config, stream));
+  } else {
+    CALL(status, p_fp8gemm_gemm_fp8_nt_grouped_masked(&a, &sa, &b, &sb, &d, masked_m, v[23], v[24], stream));
+  }
   RETURN_STATUS(status);
 }
 
-/* gemm_fp8_nt_wgrad_k_grouped(22 operands, has_c, c[4], group_k, groups, stream). */
+/* gemm_fp8_nt_wgrad_k_grouped(22 operands, has_c, c[4], group_k, groups, has_config, 7 config fields, stream). */
 static PyObject* gemm_fp8_nt_wgrad_k_grouped(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   (void)self;
-  int64_t v[30];
-  if (read_ints(args, nargs, v, 30, "gemm_fp8_nt_wgrad_k_grouped") < 0) return NULL;
+  int64_t v[38];
+  if (read_ints(args, nargs, v, 38, "gemm_fp8_nt_wgrad_k_grouped") < 0) return NULL;
   GEMM_OPERANDS(v);
   const fp8gemm_fp32_matrix_t d = fp32_matrix(v + 18), c = fp32_matrix(v + 23);
+  const int32_t* group_k = (const int32_t*)PTR(v[27]);
+  const fp8gemm_stream_t stream = STREAM(v[37]);
   fp8gemm_status_t status;
-  CALL(status, p_fp8gemm_gemm_fp8_nt_wgrad_k_grouped(&a, &sa, &b, &sb, &d, v[22] ? &c : NULL,
-                                                       (const int32_t*)PTR(v[27]), v[28], STREAM(v[29])));
+  if (v[29]) {
+    const fp8gemm_kernel_config_t config = kernel_config(v + 30);
+    CALL(status, p_fp8gemm_gemm_fp8_nt_wgrad_k_grouped_with_config(&a, &sa, &b, &sb, &d, v[22] ? &c : NULL, group_k,
+                                                                     v[28], &config, stream));
+  } else {
+    CALL(status,
+         p_fp8gemm_gemm_fp8_nt_wgrad_k_grouped(&a, &sa, &b, &sb, &d, v[22] ? &c : NULL, group_k, v[28], stream));
+  }
   RETURN_STATUS(status);
 }
 

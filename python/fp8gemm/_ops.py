@@ -20,6 +20,11 @@ from ._tensors import BF16, FP8, FP32
 _NO_CONFIG = (0,) * 7
 
 
+def _config_fields(config):
+    """(has_config, the 7 fields) of the C entry points that take an optional config."""
+    return (0,) + _NO_CONFIG if config is None else (1,) + tuple(as_config(config).fields())
+
+
 def _gemm_operands(ops, a, a_scales, b, b_scales, stacked_a=False, stacked_b=False):
     return (ops.matrix("a", a, FP8, stacked_a) + ops.scales("a_scales", a_scales, stacked_a)
             + ops.matrix("b", b, FP8, stacked_b) + ops.scales("b_scales", b_scales, stacked_b))
@@ -67,8 +72,7 @@ def gemm_fp8_nt_wgrad(a, a_scales, b, b_scales, out, c=None, *, config=None, str
     ops = Operands("gemm_fp8_nt_wgrad", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales)
     d, cc = _accumulator(ops, out, c)
-    cfg = (0,) + _NO_CONFIG if config is None else (1,) + tuple(as_config(config).fields())
-    _native.gemm_fp8_nt_wgrad(*fields, *d, *cc, *cfg, ops.stream)
+    _native.gemm_fp8_nt_wgrad(*fields, *d, *cc, *_config_fields(config), ops.stream)
     return out
 
 
@@ -87,13 +91,16 @@ def _groups(groups, shape, n, fn):
     raise invalid_argument(f"{fn}: pass groups (b's rows {shape[0]} are not a multiple of N = {n})")
 
 
-def gemm_fp8_nt_grouped_contiguous(a, a_scales, b, b_scales, out, m_indices, groups=None, *, stream=None):
+def gemm_fp8_nt_grouped_contiguous(a, a_scales, b, b_scales, out, m_indices, groups=None, *, config=None,
+                                   stream=None):
     """Mixture-of-experts forward: out [M, N] bf16, row r = a row r x b_g^T with
     g = m_indices[r] (int32 [M] on the device, -1 for padding rows: zeros).
 
     b: [G * N, K] or [G, N, K]; b_scales: [G * ceil(N/128), ceil(K/128)] or
     [G, ceil(N/128), ceil(K/128)]; groups: G (default: b's first dimension when 3-D, else
-    b's rows / N). Experts' segments of a start at multiples of 128 rows."""
+    b's rows / N). Experts' segments of a start at multiples of 128 rows.
+    config: a KernelConfig (or dict) to run exactly that kernel (a forward config with
+    block_m 64 or 128; no multicast or split-K), else the library plans it."""
     ops = Operands("gemm_fp8_nt_grouped_contiguous", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales, stacked_b=True)
     d = ops.matrix("out", out, BF16, written=True)
@@ -103,35 +110,37 @@ def gemm_fp8_nt_grouped_contiguous(a, a_scales, b, b_scales, out, m_indices, gro
         raise invalid_argument(f"{ops.fn}: m_indices has {entries} entries but a has {rows} rows: one expert "
                                "index per row of a (-1 for padding rows)")
     g = _groups(groups, ops.shapes["b"], d[2], ops.fn)
-    _native.gemm_fp8_nt_grouped_contiguous(*fields, *d, index_ptr, g,
-                                           ops.stream)
+    _native.gemm_fp8_nt_grouped_contiguous(*fields, *d, index_ptr, g, *_config_fields(config), ops.stream)
     return out
 
 
-def gemm_fp8_nt_grouped_masked(a, a_scales, b, b_scales, out, masked_m, expected_m, *, stream=None):
+def gemm_fp8_nt_grouped_masked(a, a_scales, b, b_scales, out, masked_m, expected_m, *, config=None, stream=None):
     """Mixture-of-experts decode: for each expert g, the first masked_m[g] rows of its slice
     of a ([G * max_m, K] or [G, max_m, K]) times b_g^T into out ([G * max_m, N] or
     [G, max_m, N] bf16; other rows are not written). masked_m: int32 [G] on the device;
-    expected_m: its typical value (chooses the kernel; never read from the device)."""
+    expected_m: its typical value (chooses the kernel; never read from the device).
+    config: a KernelConfig (or dict) to run exactly that kernel (a forward config with
+    block_m 64, 128 or 256; no multicast or split-K), else the library plans it."""
     ops = Operands("gemm_fp8_nt_grouped_masked", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales, stacked_a=True, stacked_b=True)
     d = ops.matrix("out", out, BF16, stacked=True, written=True)
     masked_ptr, g = ops.vector("masked_m", masked_m)
     _native.gemm_fp8_nt_grouped_masked(*fields, *d, masked_ptr, g, _count(expected_m, "expected_m", ops.fn),
-                                       ops.stream)
+                                       *_config_fields(config), ops.stream)
     return out
 
 
-def gemm_fp8_nt_wgrad_k_grouped(a, a_scales, b, b_scales, out, group_k, c=None, *, stream=None):
+def gemm_fp8_nt_wgrad_k_grouped(a, a_scales, b, b_scales, out, group_k, c=None, *, config=None, stream=None):
     """Mixture-of-experts weight gradient: for each group g, out[g] [M, N] fp32 = c[g] +
     a_g [M, K_g] x b_g [N, K_g]^T. a [M, K] and b [N, K] hold the groups' columns side by side,
     each starting on a 128-column boundary (padding zero); scales per token as for
     gemm_fp8_nt_wgrad. group_k: int32 [G] on the device. out: [G * M, N] or [G, M, N] fp32;
-    c: None, out (accumulate in place) or another tensor like out."""
+    c: None, out (accumulate in place) or another tensor like out. config: a KernelConfig (or
+    dict) to run exactly that kernel (gemm_fp8_nt_wgrad's configs: block_m 64, 128 or 192; no
+    multicast, TMA-store epilogue or split-K), else the library plans it."""
     ops = Operands("gemm_fp8_nt_wgrad_k_grouped", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales)
     d, cc = _accumulator(ops, out, c, stacked=True)
     group_ptr, g = ops.vector("group_k", group_k)
-    _native.gemm_fp8_nt_wgrad_k_grouped(*fields, *d, *cc, group_ptr, g,
-                                        ops.stream)
+    _native.gemm_fp8_nt_wgrad_k_grouped(*fields, *d, *cc, group_ptr, g, *_config_fields(config), ops.stream)
     return out

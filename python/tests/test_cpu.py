@@ -257,6 +257,93 @@ class GemmTest(unittest.TestCase):
         with self.assertRaises(fp8gemm.InvalidArgumentError):
             fp8gemm.gemm_fp8_nt_wgrad_k_grouped(a, sa, b, sb, fp32(4, m, n), int32(5, g))
 
+    # The grouped GEMMs with an explicit config, as gemm_fp8_nt_wgrad's above: a legal one gets
+    # as far as the driver; an illegal one is the library's InvalidArgumentError naming the
+    # function and the rule, before any device is needed; a config of another type TypeError.
+    def _check_configs(self, call, good, bad):
+        for config in good:
+            with self.subTest(config=config), self.assertRaises(NO_GPU):
+                call(config)
+        for config, words in bad:
+            with self.subTest(config=config):
+                with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+                    call(config)
+                for word in words:
+                    self.assertIn(word, cm.exception.message)
+        for config in ((128, 128, 4), "128x128", 128):
+            with self.subTest(config=config), self.assertRaises(TypeError):
+                call(config)
+        # Fields beyond a C int are refused in Python (they would reach the library truncated).
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            call(fp8gemm.KernelConfig(block_n=2**32 + 128))
+        self.assertIn("block_n", cm.exception.message)
+        with self.assertRaises(TypeError):
+            call({"block_k": 128})  # not a KernelConfig field
+
+    def test_grouped_contiguous_config(self):
+        g, m, n, k = 4, 512, 256, 256
+        a, sa = fp8(0, m, k), per_token_scales(1, m, k)
+        b, sb = fp8(2, g * n, k), fp32(3, g * 2, 2)
+        fn = "gemm_fp8_nt_grouped_contiguous"
+        self._check_configs(
+            lambda config: fp8gemm.gemm_fp8_nt_grouped_contiguous(a, sa, b, sb, bf16(4, m, n), int32(5, m),
+                                                                  config=config),
+            good=(fp8gemm.KernelConfig(block_m=128, block_n=128, stages=4), {"block_m": 64, "block_n": 192},
+                  fp8gemm.KernelConfig()),
+            bad=((fp8gemm.KernelConfig(block_m=256), (f"{fn}: config", "block_m=256 must be 64 or 128")),
+                 ({"block_m": 192, "block_n": 96}, (f"{fn}: config", "block_m=192 must be 64 or 128")),
+                 (fp8gemm.KernelConfig(multicast=1), (f"{fn}: config", "no multicast or split-K")),
+                 ({"split_k": 2}, (f"{fn}: config", "no multicast or split-K")),
+                 ({"block_n": 120}, (f"{fn}: config", "block_n=120")),
+                 ({"stages": 1}, (f"{fn}: config", "stages=1")),
+                 ({"tma_store": 3}, (f"{fn}: config", "tma_store = 3"))))
+        # The operands are still checked first, with their own message.
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt_grouped_contiguous(a, sa, b, sb, bf16(4, m, n), int32(5, m - 1),
+                                                   config=fp8gemm.KernelConfig())
+        self.assertIn("m_indices has", cm.exception.message)
+
+    def test_grouped_masked_config(self):
+        g, max_m, n, k = 4, 64, 256, 512
+        a, sa = fp8(0, g * max_m, k), per_token_scales(1, g * max_m, k)
+        b, sb = fp8(2, g * n, k), fp32(3, g * 2, 4)
+        fn = "gemm_fp8_nt_grouped_masked"
+        self._check_configs(
+            lambda config: fp8gemm.gemm_fp8_nt_grouped_masked(a, sa, b, sb, bf16(4, g * max_m, n), int32(5, g), 32,
+                                                              config=config),
+            good=(fp8gemm.KernelConfig(block_m=64, block_n=128, stages=4), {"block_m": 128},
+                  fp8gemm.KernelConfig(block_m=256, block_n=128, stages=3)),
+            bad=((fp8gemm.KernelConfig(block_m=192, block_n=96),
+                  (f"{fn}: config", "block_m=192 must be 64, 128 or 256")),
+                 ({"multicast": 2}, (f"{fn}: config", "no multicast or split-K")),
+                 (fp8gemm.KernelConfig(split_k=2), (f"{fn}: config", "no multicast or split-K")),
+                 ({"block_m": 256, "block_n": 192}, (f"{fn}: config", "block_n=192")),
+                 (fp8gemm.KernelConfig(block_m=256, block_n=128, stages=4), (f"{fn}: config", "shared memory"))))
+        # expected_m is still the library's to check, with or without a config.
+        with self.assertRaises(fp8gemm.InvalidArgumentError) as cm:
+            fp8gemm.gemm_fp8_nt_grouped_masked(a, sa, b, sb, bf16(4, g * max_m, n), int32(5, g), max_m + 1,
+                                               config=fp8gemm.KernelConfig())
+        self.assertIn("expected_m", cm.exception.message)
+
+    def test_wgrad_k_grouped_config(self):
+        g, m, n, k = 3, 256, 256, 3 * 256
+        a, sa = fp8(0, m, k), per_token_scales(1, m, k)
+        b, sb = fp8(2, n, k), per_token_scales(3, n, k)
+        out = fp32(4, g * m, n)
+        fn = "gemm_fp8_nt_wgrad_k_grouped"
+        rule = "no multicast, TMA-store epilogue or split-K"
+        for c in (None, out):
+            self._check_configs(
+                lambda config: fp8gemm.gemm_fp8_nt_wgrad_k_grouped(a, sa, b, sb, out, int32(5, g), c, config=config),
+                good=(fp8gemm.KernelConfig(block_m=128, block_n=128, stages=4), {"block_m": 192, "block_n": 96},
+                      fp8gemm.KernelConfig(block_m=64, block_n=128, stages=6, group_n=16)),
+                bad=((fp8gemm.KernelConfig(block_m=256, stages=3),
+                      (f"{fn}: config", "block_m=256 must be 64, 128 or 192")),
+                     ({"block_n": 208}, (f"{fn}: config", "block_n=208 must be at most 192")),
+                     (fp8gemm.KernelConfig(multicast=1), (f"{fn}: config", rule)),
+                     ({"tma_store": 1}, (f"{fn}: config", rule)),
+                     ({"split_k": 2}, (f"{fn}: config", rule))))
+
 
 class QuantizeTest(unittest.TestCase):
     def test_quantizers(self):

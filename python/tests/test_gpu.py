@@ -247,6 +247,64 @@ class GemmTest(unittest.TestCase):
         fp8gemm.gemm_fp8_nt_wgrad_k_grouped(qa, sa, qb, sb, out, group_k, out)
         self.assertLess(rel_error(out, k_grouped_reference(qa, sa, qb, sb, ks, c)), FP32_TOLERANCE)
 
+    def test_grouped_explicit_configs(self):
+        # The grouped GEMMs with config=: each explicit kernel against the reference and the
+        # call the library plans (test_explicit_config_and_b_constant for the grouped forms).
+        groups, n, k = 3, 256, 528
+        # Contiguous: experts of 130, 0 and 260 rows in 128-row segments (-1: padding rows).
+        rows = [130, 0, 260]
+        padded = [(r + 127) // 128 * 128 for r in rows]
+        m_indices = torch.full((sum(padded),), -1, dtype=torch.int32, device="cuda")
+        start = 0
+        for g, (r, p) in enumerate(zip(rows, padded)):
+            m_indices[start:start + r] = g
+            start += p
+        qa, sa = fp8gemm.quantize_per_token(bf16(sum(padded), k))
+        qb, sb, deq_b = stacked_experts(groups, n, k)
+        planned = torch.empty(sum(padded), n, device="cuda", dtype=torch.bfloat16)
+        fp8gemm.gemm_fp8_nt_grouped_contiguous(qa, sa, qb, sb, planned, m_indices)  # the library's own kernel
+        a = per_token(qa, sa)
+        for config in (fp8gemm.KernelConfig(block_m=128, block_n=128, stages=4), {"block_m": 64, "block_n": 96}):
+            with self.subTest(kind="contiguous", config=config):
+                out = torch.full((sum(padded), n), float("nan"), device="cuda", dtype=torch.bfloat16)
+                fp8gemm.gemm_fp8_nt_grouped_contiguous(qa, sa, qb, sb, out, m_indices, config=config)
+                start = 0
+                for g, (r, p) in enumerate(zip(rows, padded)):
+                    if r:
+                        ref = a[start:start + r] @ deq_b[g].t()
+                        self.assertLess(rel_error(out[start:start + r], ref), 1e-2, f"expert {g}")
+                        self.assertLess(rel_error(out[start:start + r], planned[start:start + r].double()), 1e-2)
+                    self.assertTrue(torch.all(out[start + r:start + p] == 0), f"padding rows of expert {g}")
+                    start += p
+        # Masked: 256-row tiles as well (one tile per expert of 192 rows, rows past masked_m not stored).
+        max_m, n_masked = 192, 264
+        qa, sa, qb, sb, deq_b = self._masked_setup(groups, max_m, n_masked, k)
+        counts = [0, 192, 77]
+        masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+        for config in (fp8gemm.KernelConfig(block_m=64, block_n=128, stages=4),
+                       fp8gemm.KernelConfig(block_m=256, block_n=128, stages=3), {"block_m": 128, "block_n": 96}):
+            with self.subTest(kind="masked", config=config):
+                out = torch.full((groups * max_m, n_masked), float("nan"), device="cuda", dtype=torch.bfloat16)
+                fp8gemm.gemm_fp8_nt_grouped_masked(qa, sa, qb, sb, out, masked_m, expected_m=96, config=config)
+                self._check_masked(out, qa, sa, deq_b, counts, max_m)
+        # K-grouped weight gradient: gemm_fp8_nt_wgrad's configs, accumulating in place.
+        m, n_wgrad, ks = 256, 192, [256, 0, 384, 128]
+        qa, sa, qb, sb = k_grouped_operands(m, n_wgrad, ks)
+        group_k = torch.tensor(ks, dtype=torch.int32, device="cuda")
+        c = torch.randn(len(ks), m, n_wgrad, device="cuda", dtype=torch.float32)
+        want = k_grouped_reference(qa, sa, qb, sb, ks, c)
+        for config in (fp8gemm.KernelConfig(block_m=128, block_n=128, stages=4), {"block_m": 64, "block_n": 96}):
+            with self.subTest(kind="k-grouped", config=config):
+                out = c.clone()
+                fp8gemm.gemm_fp8_nt_wgrad_k_grouped(qa, sa, qb, sb, out, group_k, out, config=config)
+                self.assertLess(rel_error(out, want), FP32_TOLERANCE)
+        # An illegal config is refused before anything runs: out keeps its values.
+        out = c.clone()
+        with self.assertRaises(fp8gemm.InvalidArgumentError):
+            fp8gemm.gemm_fp8_nt_wgrad_k_grouped(qa, sa, qb, sb, out, group_k, out,
+                                                config=fp8gemm.KernelConfig(block_m=256, stages=3))
+        self.assertTrue(torch.equal(out, c))
+
 
 @unittest.skipIf(SKIP is not None, SKIP or "")
 class QuantizeTest(unittest.TestCase):

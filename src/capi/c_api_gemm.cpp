@@ -148,4 +148,39 @@ fp8gemm_status_t fp8gemm_gemm_fp8_nt_wgrad_k_grouped(const fp8gemm_fp8_matrix_t*
   });
 }
 
+fp8gemm_status_t fp8gemm_gemm_fp8_nt_grouped_contiguous_with_config(
+    const fp8gemm_fp8_matrix_t* a, const fp8gemm_scale_matrix_t* a_scales, const fp8gemm_fp8_matrix_t* b,
+    const fp8gemm_scale_matrix_t* b_scales, const fp8gemm_bf16_matrix_t* d, const int32_t* group_of_row,
+    int64_t groups, const fp8gemm_kernel_config_t* config, fp8gemm_stream_t stream) {
+  const char* fn = "fp8gemm_gemm_fp8_nt_grouped_contiguous_with_config";
+  return gemm_entry(fn, a, a_scales, b, b_scales, d, [&](const Operands& o, const Bf16Matrix& out) {
+    gemm_fp8_nt_grouped_contiguous(o.a, o.a_scales, o.b, o.b_scales, out, group_of_row, groups,
+                                   read_config(config, fn), stream);
+  });
+}
+
+fp8gemm_status_t fp8gemm_gemm_fp8_nt_grouped_masked_with_config(
+    const fp8gemm_fp8_matrix_t* a, const fp8gemm_scale_matrix_t* a_scales, const fp8gemm_fp8_matrix_t* b,
+    const fp8gemm_scale_matrix_t* b_scales, const fp8gemm_bf16_matrix_t* d, const int32_t* masked_m, int64_t groups,
+    int64_t expected_m, const fp8gemm_kernel_config_t* config, fp8gemm_stream_t stream) {
+  const char* fn = "fp8gemm_gemm_fp8_nt_grouped_masked_with_config";
+  return gemm_entry(fn, a, a_scales, b, b_scales, d, [&](const Operands& o, const Bf16Matrix& out) {
+    gemm_fp8_nt_grouped_masked(o.a, o.a_scales, o.b, o.b_scales, out, masked_m, groups, expected_m,
+                               read_config(config, fn), stream);
+  });
+}
+
+fp8gemm_status_t fp8gemm_gemm_fp8_nt_wgrad_k_grouped_with_config(
+    const fp8gemm_fp8_matrix_t* a, const fp8gemm_scale_matrix_t* a_scales, const fp8gemm_fp8_matrix_t* b,
+    const fp8gemm_scale_matrix_t* b_scales, const fp8gemm_fp32_matrix_t* d, const fp8gemm_fp32_matrix_t* c,
+    const int32_t* group_k, int64_t groups, const fp8gemm_kernel_config_t* config, fp8gemm_stream_t stream) {
+  const char* fn = "fp8gemm_gemm_fp8_nt_wgrad_k_grouped_with_config";
+  return gemm_entry(fn, a, a_scales, b, b_scales, d, [&](const Operands& o, const Fp32Matrix& out) {
+    Fp32Matrix c_storage;
+    const Fp32Matrix* c_cpp = optional_c(c, &c_storage);
+    gemm_fp8_nt_wgrad_k_grouped(o.a, o.a_scales, o.b, o.b_scales, out, c_cpp, group_k, groups,
+                                read_config(config, fn), stream);
+  });
+}
+
 }  // extern "C"

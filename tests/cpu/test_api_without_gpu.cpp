@@ -32,6 +32,18 @@ struct FakeCall {
   ScaleMatrix sb_blocks = block_scales(reinterpret_cast<const float*>(0x500000000), n, k);
   ScaleMatrix sb_tokens = per_token_scales(reinterpret_cast<const float*>(0x500000000), n, k);
 };
+
+// A valid m-grouped call on fake addresses: 4 experts of one 128-row segment each.
+struct FakeGrouped {
+  static constexpr int64_t groups = 4, n = 264, k = 528, m = groups * kGroupedSegmentRows;
+  Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
+  Fp8Matrix b{reinterpret_cast<void*>(0x200000000), groups * n, k, k};
+  Bf16Matrix d{reinterpret_cast<void*>(0x300000000), m, n, n};
+  ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k);
+  ScaleMatrix sb{reinterpret_cast<const float*>(0x500000000), groups * scale_blocks(n), scale_blocks(k),
+                 scale_blocks(k), 1};
+  const int32_t* index = reinterpret_cast<const int32_t*>(0x600000000);
+};
 }  // namespace
 
 TEST(ApiWithoutGpu, GemmThrowsNoDriverAfterValidation) {
@@ -182,14 +194,12 @@ TEST(ApiWithoutGpu, GroupedShapesPlanStableKernels) {
 TEST(ApiWithoutGpu, GroupedGemmsValidateThenNeedADriver) {
   std::string why;
   if (have_driver(&why)) GTEST_SKIP() << "a CUDA driver is present; this test is for machines without one";
-  const int64_t groups = 4, n = 264, k = 528, m = groups * kGroupedSegmentRows;
-  const Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
-  const Fp8Matrix b{reinterpret_cast<void*>(0x200000000), groups * n, k, k};
-  const Bf16Matrix d{reinterpret_cast<void*>(0x300000000), m, n, n};
-  const ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k);
-  const ScaleMatrix sb{reinterpret_cast<const float*>(0x500000000), groups * scale_blocks(n), scale_blocks(k),
-                       scale_blocks(k), 1};
-  const int32_t* index = reinterpret_cast<const int32_t*>(0x600000000);
+  const FakeGrouped x;
+  const int64_t groups = x.groups;
+  const Fp8Matrix &a = x.a, &b = x.b;
+  const Bf16Matrix& d = x.d;
+  const ScaleMatrix &sa = x.sa, &sb = x.sb;
+  const int32_t* index = x.index;
   auto expect_no_driver = [](const char* what, const std::function<void()>& call) {
     SCOPED_TRACE(what);
     try {
@@ -209,6 +219,70 @@ TEST(ApiWithoutGpu, GroupedGemmsValidateThenNeedADriver) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
   }
+}
+
+// The grouped GEMMs' explicit configs: a config the form's kernel does not take is rejected
+// before any device work, naming the function and the reason, with or without a GPU; a bad
+// argument is still reported first; a legal config reaches the driver.
+TEST(ApiWithoutGpu, GroupedConfigsAreCheckedBeforeLaunch) {
+  const FakeGrouped x;
+  // k-grouped: 4 groups side by side in A [m, K] and B [n, K], D [groups * m, n] fp32.
+  const int64_t km = 128, kk = 4 * 256;
+  const Fp8Matrix ka{reinterpret_cast<void*>(0x100000000), km, kk, kk};
+  const Fp8Matrix kb{reinterpret_cast<void*>(0x200000000), x.n, kk, kk};
+  const ScaleMatrix ksa = per_token_scales(reinterpret_cast<const float*>(0x400000000), km, kk);
+  const ScaleMatrix ksb = per_token_scales(reinterpret_cast<const float*>(0x500000000), x.n, kk);
+  const Fp32Matrix kd{reinterpret_cast<float*>(0x300000000), x.groups * km, x.n, x.n};
+
+  const struct {
+    const char* form;
+    KernelConfig config;
+    const char* why;
+  } bad[] = {
+      {"contiguous", KernelConfig{192, 128, 4, 8}, "block_m=192 must be 64"},
+      {"contiguous", KernelConfig{128, 128, 4, 8, 1}, "no multicast or split-K"},
+      {"contiguous", KernelConfig{128, 128, 4, 8, 0, -1, 2}, "no multicast or split-K"},
+      {"contiguous", KernelConfig{128, 200, 4, 8}, "block_n=200"},
+      {"masked", KernelConfig{192, 64, 4, 8}, "block_m=192 must be 64, 128 or 256"},
+      {"masked", KernelConfig{256, 128, 4, 8, 2}, "no multicast or split-K"},
+      {"masked", KernelConfig{128, 128, 4, 8, 0, 7}, "tma_store = 7"},
+      {"k-grouped", KernelConfig{256, 128, 3, 8}, "block_m=256 must be 64, 128 or 192"},
+      {"k-grouped", KernelConfig{128, 128, 4, 8, 0, 1}, "no multicast, TMA-store epilogue or split-K"},
+      {"k-grouped", KernelConfig{128, 128, 1, 8}, "stages"},
+  };
+  auto call = [&](const std::string& form, const KernelConfig& config) {
+    if (form == "contiguous") gemm_fp8_nt_grouped_contiguous(x.a, x.sa, x.b, x.sb, x.d, x.index, x.groups, config);
+    if (form == "masked") gemm_fp8_nt_grouped_masked(x.a, x.sa, x.b, x.sb, x.d, x.index, x.groups, 64, config);
+    if (form == "k-grouped") gemm_fp8_nt_wgrad_k_grouped(ka, ksa, kb, ksb, kd, &kd, x.index, x.groups, config);
+  };
+  for (const auto& c : bad) {
+    SCOPED_TRACE(std::string(c.form) + ": " + c.why);
+    const std::string fn = std::string(c.form) == "contiguous" ? "gemm_fp8_nt_grouped_contiguous: config "
+                           : std::string(c.form) == "masked"   ? "gemm_fp8_nt_grouped_masked: config "
+                                                               : "gemm_fp8_nt_wgrad_k_grouped: config ";
+    fp8gemm::test::expect_invalid([&] { call(c.form, c.config); }, c.why, fn);
+  }
+  // A bad argument comes first (expected_m 0), whatever the config.
+  fp8gemm::test::expect_invalid([&] { gemm_fp8_nt_grouped_masked(x.a, x.sa, x.b, x.sb, x.d, x.index, x.groups, 0, KernelConfig{}); },
+                                "expected_m = 0");
+  std::string why;
+  if (have_driver(&why)) return;
+  auto expect_no_driver = [](const std::function<void()>& f) {
+    try {
+      f();
+      ADD_FAILURE() << "expected NoDriver";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.code() == ErrorCode::NoDriver || e.code() == ErrorCode::NoDevice) << e.what();
+    }
+  };
+  for (const char* form : {"contiguous", "masked"})
+    for (const KernelConfig& good : {KernelConfig{}, KernelConfig{64, 48, 8, 8}, KernelConfig{128, 192, 4, 8, 0, 1}}) {
+      SCOPED_TRACE(form);
+      expect_no_driver([&] { call(form, good); });
+    }
+  expect_no_driver([&] { call("masked", KernelConfig{256, 128, 3, 8}); });
+  for (const KernelConfig& good : {KernelConfig{}, KernelConfig{128, 192, 3, 8}, KernelConfig{64, 128, 6, 16}})
+    expect_no_driver([&] { call("k-grouped", good); });
 }
 
 TEST(ApiWithoutGpu, InfoDescribesTheMachine) {

@@ -294,6 +294,41 @@ TEST(CApi, WeightGradientWithConfig) {
   expect_no_driver(run(&config));
 }
 
+// The grouped GEMMs' _with_config entry points: NULL and illegal configs rejected (the
+// config is checked by the C++ overloads), NULL operands as in the calls without config.
+TEST(CApi, GroupedGemmsWithConfig) {
+  const Grouped g;
+  const KGrouped kg;
+  fp8gemm_kernel_config_t config = fp8gemm_default_kernel_config();
+  auto contiguous = [&](const fp8gemm_kernel_config_t* c) {
+    return fp8gemm_gemm_fp8_nt_grouped_contiguous_with_config(&g.a, &g.sa, &g.b, &g.sb, &g.d, g.index, g.groups, c,
+                                                              nullptr);
+  };
+  auto masked = [&](const fp8gemm_kernel_config_t* c) {
+    return fp8gemm_gemm_fp8_nt_grouped_masked_with_config(&g.a, &g.sa, &g.b, &g.sb, &g.d, g.index, g.groups, 64, c,
+                                                          nullptr);
+  };
+  auto k_grouped = [&](const fp8gemm_kernel_config_t* c) {
+    return fp8gemm_gemm_fp8_nt_wgrad_k_grouped_with_config(&kg.a, &kg.sa, &kg.b, &kg.sb, &kg.d, &kg.d, kg.group_k,
+                                                           kg.groups, c, nullptr);
+  };
+  expect_invalid(contiguous(nullptr), "config is NULL");
+  expect_invalid(masked(nullptr), "config is NULL");
+  expect_invalid(k_grouped(nullptr), "config is NULL");
+  fp8gemm_kernel_config_t illegal = config;
+  illegal.multicast = 1;
+  expect_invalid(contiguous(&illegal), "gemm_fp8_nt_grouped_contiguous: config");
+  expect_invalid(masked(&illegal), "gemm_fp8_nt_grouped_masked: config");
+  expect_invalid(k_grouped(&illegal), "gemm_fp8_nt_wgrad_k_grouped: config");
+  expect_invalid(fp8gemm_gemm_fp8_nt_grouped_contiguous_with_config(&g.a, &g.sa, &g.b, &g.sb, nullptr, g.index,
+                                                                    g.groups, &config, nullptr),
+                 "d is NULL");
+  SKIP_WITH_A_DRIVER();
+  expect_no_driver(contiguous(&config));
+  expect_no_driver(masked(&config));
+  expect_no_driver(k_grouped(&config));
+}
+
 TEST(CApi, WeightGradient) {
   Wgrad v;
   expect_invalid(fp8gemm_gemm_fp8_nt_wgrad(&v.a, &v.sa, nullptr, &v.sb, &v.d, nullptr, nullptr), "b is NULL");

@@ -236,4 +236,9 @@ TEST(Cli, InfoAndCheckWithoutGpu) {
   const Result bench = run_cli("bench --wgrad --config 128,128,4 --config 128,192,3,8 --shapes " + wgrad);
   EXPECT_EQ(bench.exit_code, 4) << bench.output;
   EXPECT_EQ(bench.output.find("does not apply"), std::string::npos) << bench.output;
+  // So do the grouped GEMMs (their KernelConfig overloads).
+  const std::string grouped = write_shapes(
+      dir.path(), R"({"m_grouped_contiguous": {"groups_expected_m": [[4, 256]], "nk": [[512, 512]]}})", "grouped.json");
+  const Result bench_grouped = run_cli("bench --grouped --config 128,128,4 --config 256,128,3 --shapes " + grouped);
+  EXPECT_EQ(bench_grouped.exit_code, 4) << bench_grouped.output;
 }

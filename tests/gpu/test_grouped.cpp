@@ -170,6 +170,11 @@ void expect_good(const HostCheck& c) {
 // Contiguous
 // ---------------------------------------------------------------------------
 
+std::string config_label(const KernelConfig& c) {
+  return "bm" + std::to_string(c.block_m) + "_bn" + std::to_string(c.block_n) + "_s" + std::to_string(c.stages) +
+         "_ts" + std::to_string(c.tma_store);
+}
+
 struct ContiguousCase {
   const char* name;
   int64_t n, k;
@@ -178,6 +183,7 @@ struct ContiguousCase {
   int64_t a_pad = 0, b_pad = 0, d_pad = 0;  // leading dimension = cols + pad
   // Changes the row -> expert map after the layout is built (bad device data).
   std::function<void(std::vector<int32_t>&, int64_t groups)> corrupt = nullptr;
+  const KernelConfig* config = nullptr;  // the library's choice when null
 };
 
 void run_contiguous(const ContiguousCase& cc) {
@@ -224,13 +230,19 @@ void run_contiguous(const ContiguousCase& cc) {
   DeviceBuffer map(group_of_row.size() * 4);
   check(cudaMemcpy(map.get(), group_of_row.data(), group_of_row.size() * 4, cudaMemcpyHostToDevice), "upload map");
   GuardedOutput out = make_output(m, n, n + cc.d_pad);
-  gemm_fp8_nt_grouped_contiguous({da.data.get(), m, k, a.ld}, {da.scales.get<float>(), m, scale_blocks(k), 1, a.scale_stride},
-                                 e.matrix(), e.scale_matrix(), {out.d(), m, n, out.ld}, map.get<int32_t>(), groups);
+  const Fp8Matrix am{da.data.get(), m, k, a.ld};
+  const ScaleMatrix as{da.scales.get<float>(), m, scale_blocks(k), 1, a.scale_stride};
+  const Bf16Matrix dm{out.d(), m, n, out.ld};
+  if (cc.config != nullptr)
+    gemm_fp8_nt_grouped_contiguous(am, as, e.matrix(), e.scale_matrix(), dm, map.get<int32_t>(), groups, *cc.config);
+  else
+    gemm_fp8_nt_grouped_contiguous(am, as, e.matrix(), e.scale_matrix(), dm, map.get<int32_t>(), groups);
   check(cudaDeviceSynchronize(), "grouped contiguous");
 
   const HostCheck c = check_on_host(out, want);
-  std::printf("  contiguous %-28s G=%-2lld M=%-5lld N=%-4lld K=%-5lld  %s\n", cc.name, (long long)groups,
-              (long long)m, (long long)n, (long long)k, c.describe().c_str());
+  std::printf("  contiguous %-28s G=%-2lld M=%-5lld N=%-4lld K=%-5lld %s %s\n", cc.name, (long long)groups,
+              (long long)m, (long long)n, (long long)k,
+              cc.config != nullptr ? config_label(*cc.config).c_str() : "", c.describe().c_str());
   expect_good(c);
   // The library's own comparison agrees (padding rows compared against 0).
   DeviceBuffer ref(want.values.size() * 8);
@@ -282,6 +294,19 @@ TEST_F(GpuGrouped, ContiguousIndexOutOfRangeOnTheDevice) {
                     map[300] = 1000;           // expert 1's block
                     map[385] = int32_t(groups) + 1;  // expert 2's block, among valid rows
                   }});
+}
+
+// The explicit-config overload: each config on segments of every kind (uneven, empty, a
+// padding-only tail, out-of-order experts, a bad index), tile heights and widths the planner
+// does not pick for these sizes, direct and TMA-store epilogues, N and K tails.
+TEST_F(GpuGrouped, ContiguousExplicitConfigs) {
+  const KernelConfig configs[] = {{64, 48, 8, 8}, {128, 192, 4, 8}, {128, 128, 5, 8, 0, 0}, {128, 112, 5, 4, 0, 1}};
+  for (const KernelConfig& config : configs) {
+    SCOPED_TRACE(config_label(config));
+    run_contiguous({"explicit, uneven", 264, 528, {130, 7, 300, 0, 64}, {}, 0, 0, 0, nullptr, &config});
+    run_contiguous({"explicit, out of order, bad index", 1552, 656, {1000, 260, 5}, {2, 0, 1}, 0, 0, 8,
+                    [](std::vector<int32_t>& map, int64_t groups) { map[300] = int32_t(groups); }, &config});
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -344,13 +369,17 @@ std::unique_ptr<MaskedSetup> make_masked(int64_t groups, int64_t max_m, int64_t 
 }
 
 void run_masked(const char* name, int64_t groups, int64_t max_m, int64_t n, int64_t k, int64_t expected_m,
-                const std::vector<int32_t>& masked_m) {
+                const std::vector<int32_t>& masked_m, const KernelConfig* config = nullptr) {
   SCOPED_TRACE(name);
   // Rows past masked_m hold NaN in A: they must neither be written nor matter.
   std::unique_ptr<MaskedSetup> s = make_masked(groups, max_m, n, k, 8, masked_m);
   s->set_masked(masked_m);
-  gemm_fp8_nt_grouped_masked(s->a_matrix(), s->a_scales(), s->e.matrix(), s->e.scale_matrix(), s->d(),
-                             s->masked.get<int32_t>(), groups, expected_m);
+  if (config != nullptr)
+    gemm_fp8_nt_grouped_masked(s->a_matrix(), s->a_scales(), s->e.matrix(), s->e.scale_matrix(), s->d(),
+                               s->masked.get<int32_t>(), groups, expected_m, *config);
+  else
+    gemm_fp8_nt_grouped_masked(s->a_matrix(), s->a_scales(), s->e.matrix(), s->e.scale_matrix(), s->d(),
+                               s->masked.get<int32_t>(), groups, expected_m);
   check(cudaDeviceSynchronize(), "grouped masked");
   const HostCheck c = check_on_host(s->out, s->expected(masked_m));
   std::printf("  masked %-32s G=%-2lld max_m=%-4lld N=%-4lld K=%-5lld  %s\n", name, (long long)groups,
@@ -374,6 +403,16 @@ TEST_F(GpuGrouped, MaskedTilesOf256Rows) {
   const std::string kernel = kernel_name(GemmShape{4 * 192, 4104, 656, GemmKind::GroupedMasked, 4});
   EXPECT_NE(kernel.find("_bm256_"), std::string::npos) << kernel;
   run_masked("256-row tiles", 4, 320, 4104, 656, 192, {150, 320, 0, 255});
+}
+
+// The explicit-config overload, including 256-row tiles on experts of more than 256 rows
+// (which the planner does not pick): only rows below masked_m are written.
+TEST_F(GpuGrouped, MaskedExplicitConfigs) {
+  const KernelConfig configs[] = {{64, 96, 8, 8}, {128, 192, 4, 8}, {256, 128, 3, 8}, {256, 64, 4, 8, 0, 0}};
+  for (const KernelConfig& config : configs) {
+    SCOPED_TRACE(config_label(config));
+    run_masked("explicit", 3, 600, 520, 1040, 300, {600, 0, 313}, &config);
+  }
 }
 
 TEST_F(GpuGrouped, MaskedValuesOutsideTheRangeAreClamped) {

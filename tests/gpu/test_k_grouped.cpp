@@ -84,12 +84,19 @@ Problem make_problem(int64_t m, int64_t n, const std::vector<int32_t>& ks, uint6
   return p;
 }
 
-void run(Problem& p, CMode mode, const std::vector<double>& want) {
-  SCOPED_TRACE(testing::Message() << "M=" << p.m << " N=" << p.n << " groups=" << p.groups << " C mode " << int(mode));
+void run(Problem& p, CMode mode, const std::vector<double>& want, const KernelConfig* config = nullptr) {
+  SCOPED_TRACE(testing::Message() << "M=" << p.m << " N=" << p.n << " groups=" << p.groups << " C mode " << int(mode)
+                                  << (config != nullptr ? " explicit bm" + std::to_string(config->block_m) + " bn" +
+                                                              std::to_string(config->block_n)
+                                                        : std::string()));
   init_fp32_output(p.out, mode);
   const Fp32Matrix dm = p.d_matrix(), cm = p.c_matrix();
-  gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, c_argument(mode, dm, cm),
-                              p.group_k.get<int32_t>(), p.groups);
+  if (config != nullptr)
+    gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, c_argument(mode, dm, cm),
+                                p.group_k.get<int32_t>(), p.groups, *config);
+  else
+    gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, c_argument(mode, dm, cm),
+                                p.group_k.get<int32_t>(), p.groups);
   check(cudaDeviceSynchronize(), "k-grouped wgrad");
   const Fp32Comparison r = compare_fp32(p.out, mode, want);
   std::printf("  k-grouped M=%-5lld N=%-5lld groups=%-3lld K=%-6lld C=%d  %s\n", (long long)p.m, (long long)p.n,
@@ -113,6 +120,18 @@ TEST_F(GpuKGrouped, LongAndShortGroups) {
   Problem p = make_problem(200, 264, {4096, 0, 2200, 128, 3072}, 13);
   const std::vector<double> want = reference(p.ha, p.hb, p.ks);
   for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run(p, mode, want);
+}
+
+// The explicit-config overload: tile heights 64, 128 and 192 (three math warpgroups), widths
+// with one and two wgmma buffers, on uneven, empty and partial groups (M and N with tails).
+TEST_F(GpuKGrouped, ExplicitConfigs) {
+  Problem p = make_problem(200, 264, {256, 0, 300, 1040, 16}, 31);
+  const std::vector<double> want = reference(p.ha, p.hb, p.ks);
+  const KernelConfig configs[] = {{64, 96, 6, 8}, {128, 128, 4, 8}, {128, 192, 3, 8}, {192, 128, 3, 8}};
+  for (const KernelConfig& config : configs) {
+    run(p, CMode::InPlace, want, &config);
+    run(p, CMode::None, want, &config);
+  }
 }
 
 TEST_F(GpuKGrouped, SingleGroupAndEqualGroups) {

@@ -684,7 +684,8 @@ void time_cublas_groups(Row* row, double flops, const GroupProblems& problems, c
 // Forward GEMM called once per expert (its real rows, rounded up to 4 as cuBLASLt requires)
 // in a loop inside the timed call; cuBLASLt is prepared once per distinct row count before
 // timing. FLOPs and bytes count the real rows only (not the padding, not rows past masked_m).
-Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream) {
+Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream,
+                        const KernelConfig* config) {
   const bool masked = g.kind == GemmKind::GroupedMasked;
   const GroupedLayout l = grouped_layout(g, o.seed);
   const int64_t groups = g.groups, n = g.n, k = g.k, m = l.a_rows;
@@ -698,7 +699,7 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
   row.expected_m = g.expected_m;
   row.max_m = masked ? g.max_m : 0;
   row.a_rows = m;
-  row.kernel = kernel_name(l.plan);
+  row.kernel = config != nullptr ? config_name(*config) : kernel_name(l.plan);
 
   // A [rows, K] per token; B: the experts stacked [G * N, K] with their 128x128 scales
   // stacked [G * ceil(N/128), ceil(K/128)].
@@ -767,8 +768,12 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
     const ScaleMatrix sa{x.sfa.get<float>(), m, kb, 1, a.scale_stride};
     const ScaleMatrix sb{x.sfb.get<float>(), groups * nb, kb, kb, 1};
     const Bf16Matrix md{x.d.get(), m, n, n};
-    if (masked)
+    if (masked && config != nullptr)
+      gemm_fp8_nt_grouped_masked(ma, sa, mb, sb, md, index_buffer.get<int32_t>(), groups, g.expected_m, *config, st);
+    else if (masked)
       gemm_fp8_nt_grouped_masked(ma, sa, mb, sb, md, index_buffer.get<int32_t>(), groups, g.expected_m, st);
+    else if (config != nullptr)
+      gemm_fp8_nt_grouped_contiguous(ma, sa, mb, sb, md, index_buffer.get<int32_t>(), groups, *config, st);
     else
       gemm_fp8_nt_grouped_contiguous(ma, sa, mb, sb, md, index_buffer.get<int32_t>(), groups, st);
   };
@@ -823,7 +828,7 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
 // loop, on the same buffers (each group a column range of A and B, its scales the matching
 // columns of the VEC128 tensors). FLOPs count sum K_g.
 Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, CublasLtGemm* cublas,
-                          cudaStream_t stream) {
+                          cudaStream_t stream, const KernelConfig* config) {
   const int64_t groups = g.groups, m = g.m, n = g.n;
   host::SplitMix64 rng(o.seed + uint64_t(groups * 1009 + m * 131 + n * 7 + g.expected_k));
   std::vector<int32_t> ks;
@@ -844,7 +849,7 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
   row.groups = groups;
   row.expected_m = g.expected_k;
   row.a_rows = rows;
-  row.kernel = kernel_name(host::prewarm_shape(g));
+  row.kernel = config != nullptr ? config_name(*config, /*wgrad=*/true) : kernel_name(host::prewarm_shape(g));
   // cuBLASLt reads the per-token scales as VEC128 ([ceil(K/128)][rows], unpadded): M and N
   // must be multiples of 4 so that both read the same buffers.
   const bool cublas_fits = m % 4 == 0 && n % 4 == 0;
@@ -865,9 +870,12 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
   auto ours = [&](int i, cudaStream_t st) {
     const Set& x = s[size_t(i)];
     const Fp32Matrix md{x.d.get<float>(), rows, n, n};
-    gemm_fp8_nt_wgrad_k_grouped(Fp8Matrix{x.a.get(), m, k, k}, ScaleMatrix{x.sfa.get<float>(), m, kb, 1, a.scale_stride},
-                                Fp8Matrix{x.b.get(), n, k, k}, ScaleMatrix{x.sfb.get<float>(), n, kb, 1, b.scale_stride},
-                                md, &md, group_k.get<int32_t>(), groups, st);
+    const Fp8Matrix ma{x.a.get(), m, k, k}, mb{x.b.get(), n, k, k};
+    const ScaleMatrix sa{x.sfa.get<float>(), m, kb, 1, a.scale_stride}, sb{x.sfb.get<float>(), n, kb, 1, b.scale_stride};
+    if (config != nullptr)
+      gemm_fp8_nt_wgrad_k_grouped(ma, sa, mb, sb, md, &md, group_k.get<int32_t>(), groups, *config, st);
+    else
+      gemm_fp8_nt_wgrad_k_grouped(ma, sa, mb, sb, md, &md, group_k.get<int32_t>(), groups, st);
   };
   const double flops = 2.0 * double(m) * double(n) * double(k);
   const double bytes = double(m * k + n * k) + double((m + n) * kb) * 4 + 2.0 * 4 * double(rows * n);
@@ -1110,26 +1118,49 @@ int run_bench(const BenchOptions& o) {
                        r.sm_mhz > 0 ? fmt::format("{}  {:.0f} MHz", r.kernel, r.sm_mhz) : r.kernel,
                        bad ? "  MISMATCH" : (r.cublas_note.empty() ? "" : "  (cuBLASLt: " + r.cublas_note + ")"));
   };
+  // A config the form's kernel does not take (Error InvalidArgument): a "skipped" line.
+  auto skipped = [](const std::string& what, const KernelConfig* config, bool wgrad, const Error& e) {
+    if (config == nullptr || e.code() != ErrorCode::InvalidArgument) throw;  // (called inside the handler)
+    fmt::print("{} | {} skipped: {}\n", what, config_name(*config, wgrad), e.what());
+  };
   if (o.grouped) {
     for (const host::GroupedShape& g : file.grouped) {
-      const Row r = bench_grouped_shape(g, o, cublas.get(), stream);
-      const bool bad = r.rel_diff > tolerance;
-      mismatch = mismatch || bad;
-      fmt::print("{:>10} {:>3} {:>6} {:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} {}\n",
-                 g.kind == GemmKind::GroupedMasked ? "masked" : "contiguous", r.groups, r.expected_m, r.m, r.n, r.k,
-                 r.us, r.tflops, r.gbs, r.host_us, tail(r, bad));
-      std::fflush(stdout);
-      rows.push_back(r);
+      const char* form = g.kind == GemmKind::GroupedMasked ? "masked" : "contiguous";
+      for (const KernelConfig* config : choices) {
+        Row r;
+        try {
+          r = bench_grouped_shape(g, o, cublas.get(), stream, config);
+        } catch (const Error& e) {
+          skipped(fmt::format("{:>10} {:>3} {:>6} {:>6} {:>6}", form, g.groups, g.expected_m, g.n, g.k), config, false,
+                  e);
+          continue;
+        }
+        const bool bad = r.rel_diff > tolerance;
+        mismatch = mismatch || bad;
+        fmt::print("{:>10} {:>3} {:>6} {:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} {}\n", form, r.groups,
+                   r.expected_m, r.m, r.n, r.k, r.us, r.tflops, r.gbs, r.host_us, tail(r, bad));
+        std::fflush(stdout);
+        rows.push_back(r);
+      }
     }
     for (const host::KGroupedShape& g : file.k_grouped) {
-      const Row r = bench_k_grouped_shape(g, o, cublas.get(), stream);
-      // fp32 output: the weight gradient's tolerance.
-      const bool bad = r.rel_diff > 1e-3;
-      mismatch = mismatch || bad;
-      fmt::print("{:>10} {:>3} {:>6} {:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} {}\n", "k-grouped",
-                 r.groups, r.expected_m, r.m, r.n, r.k, r.us, r.tflops, r.gbs, r.host_us, tail(r, bad));
-      std::fflush(stdout);
-      rows.push_back(r);
+      for (const KernelConfig* config : choices) {
+        Row r;
+        try {
+          r = bench_k_grouped_shape(g, o, cublas.get(), stream, config);
+        } catch (const Error& e) {
+          skipped(fmt::format("{:>10} {:>3} {:>6} {:>6} {:>6}", "k-grouped", g.groups, g.expected_k, g.m, g.n), config,
+                  true, e);
+          continue;
+        }
+        // fp32 output: the weight gradient's tolerance.
+        const bool bad = r.rel_diff > 1e-3;
+        mismatch = mismatch || bad;
+        fmt::print("{:>10} {:>3} {:>6} {:>6} {:>6} {:>6} | {:>9.1f} {:>8.1f} {:>7.0f} {:>6.1f} {}\n", "k-grouped",
+                   r.groups, r.expected_m, r.m, r.n, r.k, r.us, r.tflops, r.gbs, r.host_us, tail(r, bad));
+        std::fflush(stdout);
+        rows.push_back(r);
+      }
     }
   }
   const std::vector<GemmShape> none;
@@ -1142,9 +1173,7 @@ int run_bench(const BenchOptions& o) {
         r = o.wgrad ? bench_wgrad_shape(shape, o, cublas.get(), stream, config)
                     : bench_shape(shape, o, cublas.get(), stream, config);
       } catch (const Error& e) {
-        if (config == nullptr || e.code() != ErrorCode::InvalidArgument) throw;
-        fmt::print("{:>6} {:>6} {:>6} | {} skipped: {}\n", shape.m, shape.n, shape.k, config_name(*config, o.wgrad),
-                   e.what());
+        skipped(fmt::format("{:>6} {:>6} {:>6}", shape.m, shape.n, shape.k), config, o.wgrad, e);
         continue;
       }
       const bool bad = r.rel_diff > tolerance;
