@@ -1184,10 +1184,10 @@ int run_bench(const BenchOptions& o) {
       rows.push_back(r);
     }
   }
-  // Geometric means per M (grouped: per kind).
+  // Geometric means per M (grouped: per kind), and per config when --config gave several.
   std::map<std::string, std::vector<const Row*>> by_m;
   for (const Row& r : rows)
-    by_m[o.grouped ? r.kind : fmt::format("M={:<5}", r.m)].push_back(&r);
+    by_m[(o.grouped ? r.kind : fmt::format("M={:<5}", r.m)) + (o.configs.empty() ? "" : " " + r.kernel)].push_back(&r);
   // Dense and wgrad: in the order of M.
   std::vector<std::pair<std::string, std::vector<const Row*>>> groups_in_order(by_m.begin(), by_m.end());
   if (!o.grouped)
