@@ -401,8 +401,10 @@ TEST(ApiWithoutGpu, ConstantBVariantIsNamedAndPrewarmed) {
   const GemmShape wgrad{64, 4096, 512, GemmKind::WeightGradient};
   EXPECT_EQ(kernel_name(wgrad, GemmOptions{true}), kernel_name(wgrad));
   // The variant kernel_name names is built (compiled, or read from disk) as the plan's kernel
-  // is: a usable kernel (it was named without being compiled).
-  const GemmShape odd{1, 7176, 2048};
+  // is: a usable kernel (it was named without being compiled). N differs in every run of the
+  // test in one process (--gtest_repeat), so that the variant is never already in memory.
+  static std::atomic<int> runs{0};
+  const GemmShape odd{1, 7176 + 8 * runs++, 2048};
   const std::string odd_plain = kernel_name(odd);
   const Stats before = stats();
   EXPECT_EQ(kernel_name(odd, GemmOptions{true}), odd_plain + "_cb");

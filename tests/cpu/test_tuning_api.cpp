@@ -49,11 +49,15 @@ TEST(TuningApi, ModeRoundTripAndValidation) {
 // Cache-only: a kernel that is not cached is an error naming the prewarm command; once
 // compiled (here by turning cache-only off for a moment) the same call works.
 TEST(TuningApi, CacheOnlyMissNamesThePrewarmCommand) {
-  const GemmShape shape{64, 1048, 1040};  // a shape no other test compiles
+  // A shape no other test compiles, another in every run of the test in one process
+  // (--gtest_repeat: the last run's kernel is still in memory).
+  static std::atomic<int> runs{0};
+  const GemmShape shape{64, 1048 + 32 * runs++, 1040};
   // The test cache directory outlives a run: start without this shape's kernels.
   const std::string kernels = runtime_info().cache_dir + "/kernels";
+  const std::string tag = "_n" + std::to_string(shape.n) + "_k1040_";
   for (const std::string& f : detail::list_files(kernels))
-    if (f.find("_n1048_k1040_") != std::string::npos) std::remove((kernels + "/" + f).c_str());
+    if (f.find(tag) != std::string::npos) std::remove((kernels + "/" + f).c_str());
   set_cache_only(true);
   try {
     kernel_name(shape);
@@ -70,7 +74,7 @@ TEST(TuningApi, CacheOnlyMissNamesThePrewarmCommand) {
   set_cache_only(false);
   // prewarm compiles regardless of cache-only.
   set_cache_only(true);
-  EXPECT_NO_THROW(prewarm({GemmShape{64, 1064, 1040}}, PrewarmOptions{}));
+  EXPECT_NO_THROW(prewarm({GemmShape{64, shape.n + 16, 1040}}, PrewarmOptions{}));
   set_cache_only(false);
 }
 
@@ -111,8 +115,10 @@ TEST(TuningApi, PrewarmCompilesTunedWinnersFromTheCacheDirectory) {
 // retried by the next request.
 TEST(TuningApi, ConcurrentRequestsShareOneTuningRun) {
   using namespace detail;
-  const TuningMetadata device{"Test GPU " + std::to_string(::getpid()), 132, 13000, nvrtc_version(),
-                              FP8GEMM_VERSION_STRING};
+  // A device of its own per process and per run of the test (--gtest_repeat).
+  static std::atomic<int> test_runs{0};
+  const TuningMetadata device{"Test GPU " + std::to_string(::getpid()) + "-" + std::to_string(test_runs++), 132, 13000,
+                              nvrtc_version(), FP8GEMM_VERSION_STRING};
   Library& library = Library::instance();
   std::atomic<int> runs{0};
   const KernelSpec winner{KernelKind::Gemm1D2D, 2048, 1024, detail::KernelConfig{128, 128, 5, 8, 0, 1, 1}};
