@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-shape medians of a tools/ab-bench.sh run: one table per shape set, a column per build.
 
-Usage: tools/ab_summary.py OUT_DIR [OUT_DIR ...]
+Usage: tools/ab_summary.py [--base NAME] [--by-kernel] OUT_DIR [OUT_DIR ...]
 
 Reads every OUT_DIR/<set>-<build>-<round>.json that ab-bench.sh wrote (several directories
 pool their rounds, e.g. two device runs of the same builds). For each shape it prints each
@@ -12,6 +12,10 @@ or column counts per process, so the same row of two processes may have differen
 The first build is the one named first on ab-bench.sh's command line (the order of the
 files' first rounds), unless --base NAME says otherwise. (Build names, the variant
 directories' base names, must not contain '-': the file names are split at the last two.)
+--by-kernel: the columns are the kernels named in the rows instead of the builds, for runs that
+compare configs inside one process (`bench --config A --config B`, one JSON per round); the
+files' <build> part is then only a label, and --base names a kernel (a config name such as
+bm128_bn192_s4_g8_ts).
 """
 import glob
 import json
@@ -41,6 +45,9 @@ def shape_name(key):
 
 def main(argv):
     base = None
+    by_kernel = "--by-kernel" in argv
+    if by_kernel:
+        argv.remove("--by-kernel")
     if "--base" in argv:
         i = argv.index("--base")
         base = argv[i + 1]
@@ -58,12 +65,15 @@ def main(argv):
                 continue
             with open(path) as f:
                 rows = json.load(f).get("rows", [])
-            build = m.group("build")
-            first_seen[build] = min(first_seen.get(build, math.inf), os.path.getmtime(path))
-            shapes = data.setdefault(m.group("set"), {}).setdefault(build, {})
-            for r in rows:
-                if r.get("tflops", 0) > 0 and not r.get("cublas_only"):
-                    shapes.setdefault(shape_key(r), []).append(r["tflops"])
+            for i, r in enumerate(rows):
+                if r.get("tflops", 0) <= 0 or r.get("cublas_only"):
+                    continue
+                build = r.get("kernel", "?") if by_kernel else m.group("build")
+                # (by kernel: in the order the rows name them)
+                seen = i if by_kernel else os.path.getmtime(path)
+                first_seen[build] = min(first_seen.get(build, math.inf), seen)
+                shapes = data.setdefault(m.group("set"), {}).setdefault(build, {})
+                shapes.setdefault(shape_key(r), []).append(r["tflops"])
     if not data:
         sys.stderr.write("no <set>-<build>-<round>.json files found\n")
         return 1
