@@ -1,7 +1,8 @@
-// The forward kernel's tile schedules (kernels/fp8gemm/schedule.cuh) walked on the host: every
+// The kernels' tile schedules (kernels/fp8gemm/schedule.cuh) walked on the host: every
 // CTA of a persistent grid walks its own copy, as each role of the kernel does, and together
 // they must store every output tile exactly once, with the rows and the expert the kernel's
-// contract gives it (dense, contiguous, masked; CTA pairs sharing A or B). The header is
+// contract gives it (forward: dense, contiguous, masked, CTA pairs sharing A or B; weight
+// gradient: dense and k-grouped with each group's K blocks). The header is
 // compiled against a host stand-in of its device helpers (schedule_host/fp8gemm/ptx.cuh).
 
 #include <gtest/gtest.h>
@@ -169,5 +170,56 @@ TEST(TileSchedule, MaskedWalksOnlyTheActiveBlocks) {
     check(walk<2, 128, n_blocks, 8, 1, 1, false>(grid, 0, masked_m, groups, group_rows), 128);
     check(walk<2, 256, n_blocks, 8, 1, 1, false>(grid, 0, masked_m, groups, group_rows), 256);
     check(walk<2, 64, n_blocks, 4, 1, 1, false>(grid, 0, masked_m, groups, group_rows), 64);
+  }
+}
+
+// The weight gradient's walk (WgradTiles): dense, every tile once with all K blocks; k-grouped,
+// every (group, tile) once, with the group's K blocks in order (each group starting where the
+// last ended, a negative count read as 0, columns past A's K cut off).
+TEST(TileSchedule, WgradTilesTakeEachGroupsKBlocks) {
+  constexpr int kNBlocks = 5, kKBlocks = 9;
+  for (int grid : {1, 3, 132}) {
+    SCOPED_TRACE(grid);
+    const int m_blocks = 7;
+    std::map<std::pair<int, int>, int> dense;
+    for (int cta = 0; cta < grid; ++cta) {
+      fp8gemm_dev::WgradTiles<kNBlocks, 2, kKBlocks, false> tiles(m_blocks, 1, nullptr, kKBlocks);
+      for (int tile = cta; tile < tiles.count; tile += grid) {
+        int m_block = -1, n_block = -1;
+        tiles.at(tile, m_block, n_block);
+        EXPECT_EQ(tiles.k_first(), 0);
+        EXPECT_EQ(tiles.k_blocks(), kKBlocks);
+        ++dense[{m_block, n_block}];
+      }
+    }
+    EXPECT_EQ(static_cast<int>(dense.size()), m_blocks * kNBlocks);
+    for (const auto& [tile, n] : dense) EXPECT_EQ(n, 1);
+
+    // K per group in columns: whole blocks, empty, partial, negative (0), and more than A holds.
+    const std::vector<int> group_k = {256, 0, 300, -5, 1040, 16, 100000};
+    const int groups = static_cast<int>(group_k.size()), total = 20;  // A's K: 20 blocks
+    std::vector<int> first(group_k.size()), count(group_k.size());
+    int at = 0;
+    for (size_t g = 0; g < group_k.size(); ++g) {
+      const int blocks = group_k[g] > 0 ? (group_k[g] + 127) / 128 : 0;
+      first[g] = std::min(at, total);
+      count[g] = std::min(blocks, total - first[g]);
+      at = first[g] + count[g];
+    }
+    std::map<std::tuple<int, int, int>, int> seen;
+    for (int cta = 0; cta < grid; ++cta) {
+      fp8gemm_dev::WgradTiles<kNBlocks, 2, 0, true> tiles(m_blocks, groups, group_k.data(), total);
+      EXPECT_EQ(tiles.count, groups * m_blocks * kNBlocks);
+      for (int tile = cta; tile < tiles.count; tile += grid) {
+        int m_block = -1, n_block = -1;
+        tiles.at(tile, m_block, n_block);
+        const int g = tiles.group();
+        EXPECT_EQ(tiles.k_first(), first[static_cast<size_t>(g)]) << "group " << g;
+        EXPECT_EQ(tiles.k_blocks(), count[static_cast<size_t>(g)]) << "group " << g;
+        ++seen[{g, m_block, n_block}];
+      }
+    }
+    EXPECT_EQ(static_cast<int>(seen.size()), groups * m_blocks * kNBlocks);
+    for (const auto& [tile, n] : seen) EXPECT_EQ(n, 1);
   }
 }
