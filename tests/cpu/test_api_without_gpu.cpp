@@ -14,6 +14,7 @@
 #include "driver/driver_api.hpp"
 #include "fp8gemm/fp8gemm.hpp"
 #include "support/expect_invalid.hpp"
+#include "support/fake_grouped.hpp"
 
 using namespace fp8gemm;
 
@@ -33,17 +34,7 @@ struct FakeCall {
   ScaleMatrix sb_tokens = per_token_scales(reinterpret_cast<const float*>(0x500000000), n, k);
 };
 
-// A valid m-grouped call on fake addresses: 4 experts of one 128-row segment each.
-struct FakeGrouped {
-  static constexpr int64_t groups = 4, n = 264, k = 528, m = groups * kGroupedSegmentRows;
-  Fp8Matrix a{reinterpret_cast<void*>(0x100000000), m, k, k};
-  Fp8Matrix b{reinterpret_cast<void*>(0x200000000), groups * n, k, k};
-  Bf16Matrix d{reinterpret_cast<void*>(0x300000000), m, n, n};
-  ScaleMatrix sa = per_token_scales(reinterpret_cast<const float*>(0x400000000), m, k);
-  ScaleMatrix sb{reinterpret_cast<const float*>(0x500000000), groups * scale_blocks(n), scale_blocks(k),
-                 scale_blocks(k), 1};
-  const int32_t* index = reinterpret_cast<const int32_t*>(0x600000000);
-};
+using FakeGrouped = fp8gemm::test::GroupedArgs;
 }  // namespace
 
 TEST(ApiWithoutGpu, GemmThrowsNoDriverAfterValidation) {
@@ -194,12 +185,7 @@ TEST(ApiWithoutGpu, GroupedShapesPlanStableKernels) {
 TEST(ApiWithoutGpu, GroupedGemmsValidateThenNeedADriver) {
   std::string why;
   if (have_driver(&why)) GTEST_SKIP() << "a CUDA driver is present; this test is for machines without one";
-  const FakeGrouped x;
-  const int64_t groups = x.groups;
-  const Fp8Matrix &a = x.a, &b = x.b;
-  const Bf16Matrix& d = x.d;
-  const ScaleMatrix &sa = x.sa, &sb = x.sb;
-  const int32_t* index = x.index;
+  FakeGrouped x;
   auto expect_no_driver = [](const char* what, const std::function<void()>& call) {
     SCOPED_TRACE(what);
     try {
@@ -209,12 +195,14 @@ TEST(ApiWithoutGpu, GroupedGemmsValidateThenNeedADriver) {
       EXPECT_TRUE(e.code() == ErrorCode::NoDriver || e.code() == ErrorCode::NoDevice) << e.what();
     }
   };
-  expect_no_driver("contiguous", [&] { gemm_fp8_nt_grouped_contiguous(a, sa, b, sb, d, index, groups); });
-  expect_no_driver("masked", [&] { gemm_fp8_nt_grouped_masked(a, sa, b, sb, d, index, groups, 64); });
-  expect_no_driver("masked, expected_m = max_m", [&] { gemm_fp8_nt_grouped_masked(a, sa, b, sb, d, index, groups, 128); });
+  expect_no_driver("contiguous", [&] { x.contiguous(); });
+  expect_no_driver("masked", [&] { x.masked(); });
+  x.expected_m = 128;
+  expect_no_driver("masked, expected_m = max_m", [&] { x.masked(); });
   // A bad argument is reported as such even without a GPU.
+  x.expected_m = 0;
   try {
-    gemm_fp8_nt_grouped_masked(a, sa, b, sb, d, index, groups, 0);
+    x.masked();
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
