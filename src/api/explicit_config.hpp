@@ -15,8 +15,8 @@ namespace fp8gemm::detail {
 // `config` (tma_store -1: the forward kernels' default for the tile width, no TMA-store
 // epilogue for the weight gradients; the k-grouped kernel takes K at run time, so its spec
 // has k 0). Shapes that validate have N and K the kernels take, so what is left to reject is
-// the config. (With N or K 0 the call does nothing and only the config's own fields are
-// checked.)
+// the config. (With N or K 0 the call does nothing, and of the config only tma_store's range
+// is checked: the rules are the kernel's for N and K.)
 KernelSpec explicit_spec(KernelKind kind, int64_t n, int64_t k, const fp8gemm::KernelConfig& config, const char* fn);
 
 // The plan of an explicit spec in the call's runtime for `m` rows (the planned rows for the

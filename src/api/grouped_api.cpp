@@ -23,21 +23,16 @@ const LaunchPlan& plan_grouped(const CallContext& call, const GemmShape& shape, 
   return plan_for_call(call, runtime, planned_problem(shape, fn));
 }
 
-// The plan of a call with an explicit config, for the shape the call stands for: the
-// config checked against the kind's rules (before the context is touched), then planned
-// with the rows the planned call would use.
-struct ExplicitGrouped {
-  GemmProblem problem;
-  KernelSpec spec;
-};
-ExplicitGrouped explicit_grouped(const GemmShape& shape, int64_t n, int64_t k, const fp8gemm::KernelConfig& config,
-                                 const char* fn) {
-  const GemmProblem problem = planned_problem(shape, fn);
-  return {problem, explicit_spec(problem.kind, n, k, config, fn)};
+// A call with an explicit config: the config is checked against the kind's rules first
+// (from the kind, N and K alone, before the context is touched or the shape of an empty
+// call is formed), then planned with the rows the planned call would use.
+KernelSpec grouped_spec(GemmKind kind, int64_t n, int64_t k, const fp8gemm::KernelConfig& config, const char* fn) {
+  return explicit_spec(kernel_kind_of(kind, fn), n, k, config, fn);
 }
-const LaunchPlan& plan_explicit(const CallContext& call, const ExplicitGrouped& e, const char* fn) {
+const LaunchPlan& plan_explicit(const CallContext& call, const GemmShape& shape, const KernelSpec& spec,
+                                const char* fn) {
   counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);
-  return explicit_plan(call_runtime(call), e.problem.m, e.spec, fn);
+  return explicit_plan(call_runtime(call), planned_problem(shape, fn).m, spec, fn);
 }
 
 }  // namespace
@@ -85,11 +80,11 @@ void gemm_fp8_nt_grouped_contiguous(const Fp8Matrix& a, const ScaleMatrix& a_sca
                                     int64_t groups, const fp8gemm::KernelConfig& config, Stream stream) {
   const char* fn = "gemm_fp8_nt_grouped_contiguous";
   const bool work = validate_gemm_grouped(false, a, a_scales, b, b_scales, d, group_of_row, groups, 0);
-  const ExplicitGrouped e = explicit_grouped(
-      grouped_call_shape(GemmKind::GroupedContiguous, a.rows, a.cols, d.cols, groups), d.cols, a.cols, config, fn);
+  const KernelSpec spec = grouped_spec(GemmKind::GroupedContiguous, d.cols, a.cols, config, fn);
   if (!work) return;
   CallContext call(stream);
-  launch_gemm(plan_explicit(call, e, fn), a, a_scales, b, b_scales, d, reinterpret_cast<CUstream>(stream),
+  const GemmShape shape = grouped_call_shape(GemmKind::GroupedContiguous, a.rows, a.cols, d.cols, groups);
+  launch_gemm(plan_explicit(call, shape, spec, fn), a, a_scales, b, b_scales, d, reinterpret_cast<CUstream>(stream),
               m_grouped_args(false, group_of_row, groups, a.rows));
 }
 
@@ -99,12 +94,11 @@ void gemm_fp8_nt_grouped_masked(const Fp8Matrix& a, const ScaleMatrix& a_scales,
                                 Stream stream) {
   const char* fn = "gemm_fp8_nt_grouped_masked";
   const bool work = validate_gemm_grouped(true, a, a_scales, b, b_scales, d, masked_m, groups, expected_m);
-  const ExplicitGrouped e = explicit_grouped(
-      grouped_call_shape(GemmKind::GroupedMasked, a.rows, a.cols, d.cols, groups, expected_m), d.cols, a.cols, config,
-      fn);
-  if (!work) return;
+  const KernelSpec spec = grouped_spec(GemmKind::GroupedMasked, d.cols, a.cols, config, fn);
+  if (!work) return;  // (expected_m is checked only when there is work: form the shape after)
   CallContext call(stream);
-  launch_gemm(plan_explicit(call, e, fn), a, a_scales, b, b_scales, d, reinterpret_cast<CUstream>(stream),
+  const GemmShape shape = grouped_call_shape(GemmKind::GroupedMasked, a.rows, a.cols, d.cols, groups, expected_m);
+  launch_gemm(plan_explicit(call, shape, spec, fn), a, a_scales, b, b_scales, d, reinterpret_cast<CUstream>(stream),
               m_grouped_args(true, masked_m, groups, a.rows));
 }
 
@@ -114,11 +108,11 @@ void gemm_fp8_nt_wgrad_k_grouped(const Fp8Matrix& a, const ScaleMatrix& a_scales
                                  Stream stream) {
   const char* fn = "gemm_fp8_nt_wgrad_k_grouped";
   const bool work = validate_gemm_k_grouped(a, a_scales, b, b_scales, d, c, group_k, groups);
-  const ExplicitGrouped e = explicit_grouped(
-      grouped_call_shape(GemmKind::KGroupedWeightGradient, a.rows, a.cols, b.rows, groups), b.rows, a.cols, config, fn);
+  const KernelSpec spec = grouped_spec(GemmKind::KGroupedWeightGradient, b.rows, a.cols, config, fn);
   if (!work) return;
   CallContext call(stream);
-  launch_gemm_k_grouped(plan_explicit(call, e, fn), a, a_scales, b, b_scales, d, c, group_k, static_cast<int>(groups),
+  const GemmShape shape = grouped_call_shape(GemmKind::KGroupedWeightGradient, a.rows, a.cols, b.rows, groups);
+  launch_gemm_k_grouped(plan_explicit(call, shape, spec, fn), a, a_scales, b, b_scales, d, c, group_k, static_cast<int>(groups),
                         reinterpret_cast<CUstream>(stream));
 }
 

@@ -253,6 +253,19 @@ TEST(ApiWithoutGpu, GroupedConfigsAreCheckedBeforeLaunch) {
   // A bad argument comes first (expected_m 0), whatever the config.
   fp8gemm::test::expect_invalid([&] { gemm_fp8_nt_grouped_masked(x.a, x.sa, x.b, x.sb, x.d, x.index, x.groups, 0, KernelConfig{}); },
                                 "expected_m = 0");
+  // An empty masked call (no rows) does nothing with or without a config, whatever its
+  // expected_m (checked only when there is work; no shape is formed from it before).
+  {
+    fp8gemm::test::GroupedArgs empty;
+    empty.set_m(0);
+    for (const int64_t expected_m : {int64_t{1}, int64_t{1} << 40, INT64_MAX}) {
+      SCOPED_TRACE(expected_m);
+      EXPECT_NO_THROW(gemm_fp8_nt_grouped_masked(empty.a, empty.sa, empty.b, empty.sb, empty.d, empty.index,
+                                                 empty.groups, expected_m));
+      EXPECT_NO_THROW(gemm_fp8_nt_grouped_masked(empty.a, empty.sa, empty.b, empty.sb, empty.d, empty.index,
+                                                 empty.groups, expected_m, KernelConfig{128, 192, 4, 8}));
+    }
+  }
   std::string why;
   if (have_driver(&why)) return;
   auto expect_no_driver = [](const std::function<void()>& f) {

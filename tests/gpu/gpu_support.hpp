@@ -102,6 +102,15 @@ DeviceBuffer upload_vector(const std::vector<T>& values) {
 // Int32 values (group indices, counts).
 inline DeviceBuffer upload_ints(const std::vector<int32_t>& values) { return upload_vector(values); }
 
+// A call with an explicit KernelConfig ran that config's kernel: the disk cache holds an entry
+// whose slug starts with `slug_prefix` (kind, N, K and the config up to "_g<group_n>",
+// e.g. "gemm1d2d_gc_n264_k528_bm64_bn48_s8_g8"). Checked only where the cache is
+// writable (a memory-only cache lists no entries).
+void expect_kernel_in_disk_cache(const std::string& slug_prefix);
+// The slug prefix of a grouped kind's kernel ("gemm1d2d_gc", "gemm1d2d_gm", "gemm1d1d_kg";
+// k < 0: no "_k" part, as for the k-grouped kernel) with `config`.
+std::string config_slug_prefix(const char* kind, int64_t n, int64_t k, const KernelConfig& config);
+
 // --- fp32 outputs (the weight gradients)
 
 // What the weight gradient is given as C: nothing (C = 0), a separate matrix, or D itself.

@@ -10,6 +10,23 @@
 
 namespace fp8gemm::gputest {
 
+void expect_kernel_in_disk_cache(const std::string& slug_prefix) {
+  if (runtime_info().cache_state != "read-write") return;
+  bool found = false;
+  for (const CachedKernel& e : cached_kernels()) {
+    const std::string& s = e.kernel;
+    found |= e.category == "entry" && s.compare(0, slug_prefix.size(), slug_prefix) == 0 &&
+             (s.size() == slug_prefix.size() || s[slug_prefix.size()] == '_');
+  }
+  EXPECT_TRUE(found) << "no kernel " << slug_prefix << "* in the disk cache: the explicit config did not run";
+}
+
+std::string config_slug_prefix(const char* kind, int64_t n, int64_t k, const KernelConfig& config) {
+  return std::string(kind) + "_n" + std::to_string(n) + (k >= 0 ? "_k" + std::to_string(k) : std::string()) +
+         "_bm" + std::to_string(config.block_m) + "_bn" + std::to_string(config.block_n) + "_s" +
+         std::to_string(config.stages) + "_g" + std::to_string(config.group_n);
+}
+
 DeviceBuffer upload_bytes(const void* data, size_t bytes) {
   DeviceBuffer b(bytes);
   check(cudaMemcpy(b.get(), data, bytes, cudaMemcpyHostToDevice), "upload");

@@ -172,7 +172,7 @@ void expect_good(const HostCheck& c) {
 
 std::string config_label(const KernelConfig& c) {
   return "bm" + std::to_string(c.block_m) + "_bn" + std::to_string(c.block_n) + "_s" + std::to_string(c.stages) +
-         "_ts" + std::to_string(c.tma_store);
+         (c.tma_store >= 0 ? "_ts" + std::to_string(c.tma_store) : std::string());
 }
 
 struct ContiguousCase {
@@ -238,6 +238,7 @@ void run_contiguous(const ContiguousCase& cc) {
   else
     gemm_fp8_nt_grouped_contiguous(am, as, e.matrix(), e.scale_matrix(), dm, map.get<int32_t>(), groups);
   check(cudaDeviceSynchronize(), "grouped contiguous");
+  if (cc.config != nullptr) expect_kernel_in_disk_cache(config_slug_prefix("gemm1d2d_gc", n, k, *cc.config));
 
   const HostCheck c = check_on_host(out, want);
   std::printf("  contiguous %-28s G=%-2lld M=%-5lld N=%-4lld K=%-5lld %s %s\n", cc.name, (long long)groups,
@@ -296,8 +297,9 @@ TEST_F(GpuGrouped, ContiguousIndexOutOfRangeOnTheDevice) {
                   }});
 }
 
-// The explicit-config overload: each config on segments of every kind (uneven, empty, a
-// padding-only tail, out-of-order experts, a bad index), tile heights and widths the planner
+// The explicit-config overload: each config on segments of every kind (uneven, empty, padding
+// rows (a whole padding-only tile with 64-row tiles), out-of-order experts, a bad index), tile
+// heights and widths the planner
 // does not pick for these sizes, direct and TMA-store epilogues, N and K tails.
 TEST_F(GpuGrouped, ContiguousExplicitConfigs) {
   const KernelConfig configs[] = {{64, 48, 8, 8}, {128, 192, 4, 8}, {128, 128, 5, 8, 0, 0}, {128, 112, 5, 4, 0, 1}};
@@ -381,6 +383,7 @@ void run_masked(const char* name, int64_t groups, int64_t max_m, int64_t n, int6
     gemm_fp8_nt_grouped_masked(s->a_matrix(), s->a_scales(), s->e.matrix(), s->e.scale_matrix(), s->d(),
                                s->masked.get<int32_t>(), groups, expected_m);
   check(cudaDeviceSynchronize(), "grouped masked");
+  if (config != nullptr) expect_kernel_in_disk_cache(config_slug_prefix("gemm1d2d_gm", n, k, *config));
   const HostCheck c = check_on_host(s->out, s->expected(masked_m));
   std::printf("  masked %-32s G=%-2lld max_m=%-4lld N=%-4lld K=%-5lld  %s\n", name, (long long)groups,
               (long long)max_m, (long long)n, (long long)k, c.describe().c_str());

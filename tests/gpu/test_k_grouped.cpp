@@ -98,6 +98,7 @@ void run(Problem& p, CMode mode, const std::vector<double>& want, const KernelCo
     gemm_fp8_nt_wgrad_k_grouped(p.a_matrix(), p.a_scales(), p.b_matrix(), p.b_scales(), dm, c_argument(mode, dm, cm),
                                 p.group_k.get<int32_t>(), p.groups);
   check(cudaDeviceSynchronize(), "k-grouped wgrad");
+  if (config != nullptr) expect_kernel_in_disk_cache(config_slug_prefix("gemm1d1d_kg", p.n, -1, *config));
   const Fp32Comparison r = compare_fp32(p.out, mode, want);
   std::printf("  k-grouped M=%-5lld N=%-5lld groups=%-3lld K=%-6lld C=%d  %s\n", (long long)p.m, (long long)p.n,
               (long long)p.groups, (long long)p.k_total, int(mode), r.describe().c_str());
