@@ -299,8 +299,8 @@ TEST_F(GpuGrouped, ContiguousIndexOutOfRangeOnTheDevice) {
 
 // The explicit-config overload: each config on segments of every kind (uneven, empty, padding
 // rows (a whole padding-only tile with 64-row tiles), out-of-order experts, a bad index), tile
-// heights and widths the planner
-// does not pick for these sizes, direct and TMA-store epilogues, N and K tails.
+// heights and widths the planner does not pick for these sizes, direct and TMA-store
+// epilogues, N and K tails.
 TEST_F(GpuGrouped, ContiguousExplicitConfigs) {
   const KernelConfig configs[] = {{64, 48, 8, 8}, {128, 192, 4, 8}, {128, 128, 5, 8, 0, 0}, {128, 112, 5, 4, 0, 1}};
   for (const KernelConfig& config : configs) {
