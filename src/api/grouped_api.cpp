@@ -112,8 +112,8 @@ void gemm_fp8_nt_wgrad_k_grouped(const Fp8Matrix& a, const ScaleMatrix& a_scales
   if (!work) return;
   CallContext call(stream);
   const GemmShape shape = grouped_call_shape(GemmKind::KGroupedWeightGradient, a.rows, a.cols, b.rows, groups);
-  launch_gemm_k_grouped(plan_explicit(call, shape, spec, fn), a, a_scales, b, b_scales, d, c, group_k, static_cast<int>(groups),
-                        reinterpret_cast<CUstream>(stream));
+  launch_gemm_k_grouped(plan_explicit(call, shape, spec, fn), a, a_scales, b, b_scales, d, c, group_k,
+                        static_cast<int>(groups), reinterpret_cast<CUstream>(stream));
 }
 
 }  // namespace fp8gemm
