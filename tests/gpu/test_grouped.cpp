@@ -282,6 +282,15 @@ TEST_F(GpuGrouped, ContiguousSegmentsInAnyExpertOrder) {
   run_contiguous({"experts out of order", 264, 528, {100, 260, 5}, {2, 0, 1}});
 }
 
+// A buffer of fixed capacity: whole 128-row blocks of padding (-1) after the last segment
+// come out as zeros (with 256-row tiles: a block whose second half is padding, and a block
+// of padding only).
+void trailing_padding(std::vector<int32_t>& map, int64_t) { map.insert(map.end(), 384, -1); }
+
+TEST_F(GpuGrouped, ContiguousTrailingPaddingBlocks) {
+  run_contiguous({"trailing padding blocks", 264, 528, {130, 300}, {}, 0, 0, 0, trailing_padding});
+}
+
 // Indices outside [-1, groups) on the device: those rows come out as zeros, nothing outside
 // D is written (the guards and the row padding keep their poison). The first row of every
 // 128-row block keeps a valid expert, so the block's expert is well defined.
@@ -298,9 +307,9 @@ TEST_F(GpuGrouped, ContiguousIndexOutOfRangeOnTheDevice) {
 }
 
 // The explicit-config overload: each config on segments of every kind (uneven, empty, padding
-// rows (a whole padding-only tile with 64-row tiles), out-of-order experts, a bad index), tile
-// heights and widths the planner does not pick for these sizes, direct and TMA-store
-// epilogues, N and K tails.
+// rows (a whole padding-only tile with 64-row tiles), out-of-order experts, a bad index,
+// padding blocks after the last segment), tile heights and widths the planner does not pick
+// for these sizes, direct and TMA-store epilogues, N and K tails.
 TEST_F(GpuGrouped, ContiguousExplicitConfigs) {
   const KernelConfig configs[] = {{64, 48, 8, 8}, {128, 192, 4, 8}, {128, 128, 5, 8, 0, 0}, {128, 112, 5, 4, 0, 1}};
   for (const KernelConfig& config : configs) {
@@ -308,6 +317,7 @@ TEST_F(GpuGrouped, ContiguousExplicitConfigs) {
     run_contiguous({"explicit, uneven", 264, 528, {130, 7, 300, 0, 64}, {}, 0, 0, 0, nullptr, &config});
     run_contiguous({"explicit, out of order, bad index", 1552, 656, {1000, 260, 5}, {2, 0, 1}, 0, 0, 8,
                     [](std::vector<int32_t>& map, int64_t groups) { map[300] = int32_t(groups); }, &config});
+    run_contiguous({"explicit, trailing padding", 264, 528, {130, 300}, {}, 0, 0, 0, trailing_padding, &config});
   }
 }
 
