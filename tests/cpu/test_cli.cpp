@@ -139,6 +139,10 @@ TEST(Cli, ArgumentErrors) {
     EXPECT_EQ(r.exit_code, 2) << other << ": " << r.output;
     EXPECT_NE(r.output.find("--b-constant"), std::string::npos) << r.output;
   }
+  // The quantization kernels take no GEMM config.
+  r = run_cli("bench --quantize --config 128,128,4 --shapes " + dense);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--config"), std::string::npos) << r.output;
   // The flush and pause of isolated timing: in range, and only with --isolated.
   for (const char* bad : {" --isolated --flush-mb 10", " --isolated --flush-mb 20000", " --isolated --pause-ms -1",
                           " --flush-mb 512", " --pause-ms 0"}) {

@@ -516,6 +516,10 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "bench: --grouped excludes --wgrad and --quantize\n");
     return 2;
   }
+  if (bench_options.quantize && !bench_options.configs.empty()) {
+    fmt::print(stderr, "bench: --config picks GEMM kernels; the quantization kernels of --quantize take none\n");
+    return 2;
+  }
   if (bench_options.b_constant && (!bench_options.configs.empty() || bench_options.wgrad || bench_options.grouped ||
                                    bench_options.quantize)) {
     fmt::print(stderr, "bench: --b-constant applies to the dense GEMM with the library's own choice of kernel only "
