@@ -85,17 +85,21 @@ def loops(instructions):
     return sorted(found, key=lambda x: -len(x[2]))
 
 
-def cubin_words(path):
-    """The first 64-bit word of every instruction in a cubin's .text sections (the ELF reader
-    of tools/compare-cubin-code.py)."""
+def elf_sections():
+    """The ELF section reader of tools/compare-cubin-code.py."""
     spec = importlib.util.spec_from_file_location(
         "compare_cubin_code", os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare-cubin-code.py"))
     elf_tools = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(elf_tools)
+    return elf_tools.sections
+
+
+def cubin_words(path, sections):
+    """The first 64-bit word of every instruction in a cubin's .text sections."""
     with open(path, "rb") as f:
         elf = f.read()
     words = []
-    for name, _kind, data, _entsize in elf_tools.sections(elf):
+    for name, _kind, data, _entsize in sections(elf):
         if name.startswith(".text"):
             words += [int.from_bytes(data[i:i + 8], "little") for i in range(0, len(data) - 15, 16)]
     return words
@@ -104,8 +108,9 @@ def cubin_words(path):
 def count_cubins(table_path, split_at, files, top):
     with open(table_path) as f:
         table = json.load(f)
+    sections = elf_sections()
     for path in files:
-        names = [table.get(f"{w & 0xFFF:#05x}", f"?{w & 0xFFF:#05x}") for w in cubin_words(path)]
+        names = [table.get(f"{w & 0xFFF:#05x}", f"?{w & 0xFFF:#05x}") for w in cubin_words(path, sections)]
         as_instructions = [{"mnemonic": n} for n in names]
         print(f"{path}: {len(names)} instructions: {histogram(as_instructions, top)}")
         if split_at:
