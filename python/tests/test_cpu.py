@@ -23,6 +23,14 @@ import fp8gemm  # noqa: E402
 import fakes  # noqa: E402
 from fakes import bf16, block_scales, fp8, fp32, int32, per_token_scales  # noqa: E402
 
+
+def k_grouped_operands():
+    """Fake operands of a k-grouped weight gradient: 3 groups of 256 columns in A [256, 768]
+    and B [256, 768], D [3 x 256, 256] fp32."""
+    g, m, n, k = 3, 256, 256, 3 * 256
+    return g, fp8(0, m, k), per_token_scales(1, m, k), fp8(2, n, k), per_token_scales(3, n, k), fp32(4, g * m, n)
+
+
 NO_GPU = (fp8gemm.NoDriverError, fp8gemm.NoDeviceError)
 # A device the driver shows this process (the GPU machine, unless it is hidden already).
 DEVICE_VISIBLE = bool(fp8gemm.runtime_info().devices)
@@ -246,16 +254,13 @@ class GemmTest(unittest.TestCase):
         self.assertIn("expected_m must be an integer", cm.exception.message)
 
     def test_wgrad_k_grouped(self):
-        g, m, n, k = 3, 256, 256, 3 * 256
-        a, sa = fp8(0, m, k), per_token_scales(1, m, k)
-        b, sb = fp8(2, n, k), per_token_scales(3, n, k)
-        out = fp32(4, g * m, n)
+        g, a, sa, b, sb, out = k_grouped_operands()
         with self.assertRaises(NO_GPU):
             fp8gemm.gemm_fp8_nt_wgrad_k_grouped(a, sa, b, sb, out, int32(5, g))
         with self.assertRaises(NO_GPU):
             fp8gemm.gemm_fp8_nt_wgrad_k_grouped(a, sa, b, sb, out, int32(5, g), c=out)
         with self.assertRaises(fp8gemm.InvalidArgumentError):
-            fp8gemm.gemm_fp8_nt_wgrad_k_grouped(a, sa, b, sb, fp32(4, m, n), int32(5, g))
+            fp8gemm.gemm_fp8_nt_wgrad_k_grouped(a, sa, b, sb, fp32(4, 256, 256), int32(5, g))  # one group's rows
 
     # The grouped GEMMs with an explicit config, as gemm_fp8_nt_wgrad's above: a legal one gets
     # as far as the driver; an illegal one is the library's InvalidArgumentError naming the
@@ -326,10 +331,7 @@ class GemmTest(unittest.TestCase):
         self.assertIn("expected_m", cm.exception.message)
 
     def test_wgrad_k_grouped_config(self):
-        g, m, n, k = 3, 256, 256, 3 * 256
-        a, sa = fp8(0, m, k), per_token_scales(1, m, k)
-        b, sb = fp8(2, n, k), per_token_scales(3, n, k)
-        out = fp32(4, g * m, n)
+        g, a, sa, b, sb, out = k_grouped_operands()
         fn = "gemm_fp8_nt_wgrad_k_grouped"
         rule = "no multicast, TMA-store epilogue or split-K"
         for c in (None, out):
