@@ -43,7 +43,7 @@ struct Family {
 
   // --- groups: the problem's groups matter to the plan and to the cost model
   bool groups_in_plan;        // the plan (and its key) depends on the number of groups
-  bool groups_in_cost_model;  // the cost model counts every group's B (masked experts)
+  bool groups_in_cost_model;  // the cost model sees the groups: masked experts' B, k-grouped tiles per group
   bool rows_on_device;        // the row counts live on the device: the grid covers every SM
 
   // --- the heuristic

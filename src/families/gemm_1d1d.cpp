@@ -10,13 +10,14 @@ namespace fp8gemm::detail {
 
 namespace {
 
-// 192 rows are ranked for the dense weight gradient only: there they fit the rows of some
-// shapes better (576x4096x7168: one wave of 129 tiles of 192x96, 40 us against 46 for
-// 128x160; 24576x4096x1536 4 % faster); k-grouped tiles of 192 rows measured 4-12 % slower
-// than 128x128 while the 128-column one spilled (2026-11-30). Since the tile walk became a
-// schedule object it compiles without local memory (192x96 and 192x128); not measured since.
+// 192 rows fit the rows of some shapes better (dense: 576x4096x7168, one wave of 129 tiles of
+// 192x96, 40 us against 46 for 128x160; 24576x4096x1536 4 % faster). k-grouped tiles of 192
+// rows measured 4-12 % slower than 128x128 while the 128-column one spilled (2026-11-30); since
+// the tile walk became a schedule object they compile without local memory, and 192x128 runs
+// at 128x192's rate per FLOP (the planner's k-grouped gap for three math warpgroups,
+// src/heuristics), so the padding decides between them.
 bool dense_ranks(int, int64_t) { return true; }
-bool k_grouped_ranks(int block_m, int64_t) { return block_m != 192; }
+bool k_grouped_ranks(int, int64_t) { return true; }
 
 std::string common_rules(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
@@ -60,7 +61,7 @@ const Family kKGroupedFamily{
     KernelKind::KGrouped, "gemm1d1d_kg",
     /*gemm=*/true, /*fp32_output=*/true, /*m_grouping=*/0, /*k_at_run_time=*/true, /*n_multiple=*/4, kMaxDimension,
     /*constant_b_option=*/false, /*pow2_option=*/false,
-    /*groups_in_plan=*/true, /*groups_in_cost_model=*/false, /*rows_on_device=*/true,
+    /*groups_in_plan=*/true, /*groups_in_cost_model=*/true, /*rows_on_device=*/true,
     KernelKind::Gemm1D1D, /*wide_stripes_when_memory_bound=*/false, k_grouped_ranks, rules, generate,
     static_cast<int>(GemmKind::KGroupedWeightGradient)};
 

@@ -39,6 +39,13 @@ constexpr double kKBlockGapTwoWarpgroupsPerColumn = 1.0;
 // buffers, not faster (weight gradient, 7168x4096x16384: 192x128 tiles 1173 us in 10 waves,
 // 128x128 1134 us in 14; docs/PERFORMANCE.md, weight-gradient log entry 14).
 constexpr double kKBlockGapThreeWarpgroups = 250;
+// The k-grouped kernel's 192x128 tiles cost per FLOP what its 128x192 ones do, so the padded
+// rows or columns decide between them: 192x128 against 128x192 in one process, three rounds
+// each on an H200 and an H100 (docs/PERFORMANCE.md, log 85 and 90): on N = 2048 (no padded
+// columns, 1.8 % padded rows at M = 7168, against 3.1 % padded columns) +1.3 to +7.3 %, on
+// N = 7168 (3.1 % padded rows at M = 4096, against 1.8 % padded columns) -0.5 to -1.4 %
+// (16 groups: +1.7 / +0.1 %).
+constexpr double kKBlockGapThreeWarpgroupsKGrouped = kKBlockGapOneBufferKGrouped;
 // The forward GEMM's three math warpgroups hide most of the promotion behind the other two
 // warpgroups' wgmma (ncu, 4224x7168x16384: a 192x128 tile's K block ~828 cycles for 768 of
 // tensor work, a 256x128 tile's ~1135 for 1024). Fitted to isolated calls (docs/PERFORMANCE.md,
@@ -98,7 +105,9 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
       l.math_warpgroups <= 2 && waves_per_warpgroup == 1 && c.block_n <= (l.math_warpgroups == 1 ? 144 : 128) ? 2 : 1;
   const bool wgrad = family(spec.kind).fp32_output;
   auto k_block_gap = [&]() {
-    if (l.math_warpgroups == 3) return wgrad ? kKBlockGapThreeWarpgroups : kKBlockGapThreeWarpgroupsForward;
+    if (l.math_warpgroups == 3)
+      return k_grouped ? kKBlockGapThreeWarpgroupsKGrouped
+                       : wgrad ? kKBlockGapThreeWarpgroups : kKBlockGapThreeWarpgroupsForward;
     if (buffers == 1) return k_grouped ? kKBlockGapOneBufferKGrouped : kKBlockGapOneBuffer;
     if (l.math_warpgroups == 2 && !wgrad)
       return kKBlockGapTwoBuffers + kKBlockGapTwoWarpgroupsPerColumn * std::max(0, c.block_n - 64);
@@ -140,11 +149,16 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   // 4096x7168 with 64-row tiles (two M blocks) 14.7 us against 12.6 with one 128-row block
   // (the same bytes per CTA); 7168x2048 with 64x128 tiles 7.5 us unshared, 7.2 shared. Not
   // for grouped problems: masked 32 x 192 rows measured 9 % slower with it.
+  // (k-grouped: the bytes of the dense weight gradient of all groups' rows, as fitted; only
+  // its tiles are counted per group, since no tile spans two groups' D.)
+  const int64_t bytes_groups = k_grouped ? 1 : groups;
+  const int64_t rows_blocks = k_grouped ? (m + c.block_m - 1) / c.block_m : m_blocks_per_group;
   const double b_reads =
-      groups > 1 ? 1.0
-                 : std::max(1.0, static_cast<double>(std::min<int64_t>(m_blocks_per_group, 2)) /
-                                     static_cast<double>(c.multicast == 2 ? 2 : 1));
-  const double bytes = static_cast<double>(m) * spec.k + static_cast<double>(spec.n) * spec.k * groups * b_reads +
+      bytes_groups > 1 ? 1.0
+                       : std::max(1.0, static_cast<double>(std::min<int64_t>(rows_blocks, 2)) /
+                                           static_cast<double>(c.multicast == 2 ? 2 : 1));
+  const double bytes = static_cast<double>(m) * spec.k +
+                       static_cast<double>(spec.n) * spec.k * bytes_groups * b_reads +
                        static_cast<double>(m) * spec.n * (wgrad ? 8 : 2);
   // HBM bandwidth is only reached with every SM streaming: one SM takes in about 1/132 of
   // it, so tiles that leave SMs idle (in the only or the last wave) stream more slowly.
@@ -189,13 +203,12 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
   const int64_t group_m = (m + groups - 1) / std::max<int64_t>(groups, 1);  // rows of one group (m if 1)
   for (int block_m : {64, 128, 192, 256}) {
     // The family's own choice of tile heights (e.g. no 192-row tiles for the grouped forward
-    // GEMMs or the k-grouped weight gradient, masked 256-row tiles only for small experts: see
-    // its module).
+    // GEMMs, masked 256-row tiles only for small experts: see its module).
     if (!f.ranks_block_m(block_m, group_m)) continue;
     if (block_m > 64 && group_m <= block_m / 2) continue;  // half of every tile would be padding
     // Masked experts of more than 64 rows: 64-row tiles (one math warpgroup) measured
     // slower than 128-row ones with their padding (32 x 192 rows: 289 vs 247 us).
-    if (groups > 1 && block_m == 64 && group_m > 64) continue;
+    if (groups > 1 && !f.k_at_run_time && block_m == 64 && group_m > 64) continue;
     for (int block_n : kBlockNs) {
       for (int multicast : {0, 1, 2}) {
         if (multicast > 0 && device.num_sms % 2 != 0) continue;

@@ -51,11 +51,10 @@ TEST(Families, CapabilitiesMatchTheKinds) {
     EXPECT_EQ(f.rows_on_device, f.m_grouping != 0 || f.k_at_run_time);
     // A family ranked as another is ranked as a GEMM of the same kernel.
     if (f.ranked_as != kind) EXPECT_EQ(family(f.ranked_as).fp32_output, f.fp32_output);
-    // No tile is ranked for a quantizer; 192-row tiles only for the dense GEMMs (forward and
-    // weight gradient), not over groups.
+    // No tile is ranked for a quantizer; 192-row tiles for the dense GEMMs (forward and weight
+    // gradient) and the k-grouped weight gradient, not over the m-grouped forward ones' experts.
     if (!f.gemm) EXPECT_FALSE(f.ranks_block_m(128, 4096));
-    if (f.gemm)
-      EXPECT_EQ(f.ranks_block_m(192, 4096), kind == KernelKind::Gemm1D1D || kind == KernelKind::Gemm1D2D);
+    if (f.gemm) EXPECT_EQ(f.ranks_block_m(192, 4096), f.m_grouping == 0);
     EXPECT_EQ(f.constant_b_option, kind == KernelKind::Gemm1D2D);
   }
   // Masked 256-row tiles only for experts of at most 256 rows.

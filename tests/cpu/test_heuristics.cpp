@@ -262,19 +262,20 @@ TEST(Heuristics, WeightGradientCandidates) {
   // Rows that 192-row tiles cover better than 128 (1300 = 6.8 x 192, 10.2 x 128) with tails in
   // N and K. (GpuWgrad covers every tile height through explicit configs, not through this.)
   EXPECT_EQ(rank_configs({KernelKind::Gemm1D1D, 1300, 2052, 7200}, h200).front().spec.config.block_m, 192);
-  // k-grouped: 128x192 tiles on the DeepSeek-V3 sets (measured 0-3 % faster than 128x128;
-  // docs/PERFORMANCE.md, log 82); the dense weight gradient keeps its tiles.
+  // k-grouped on the DeepSeek-V3 sets: 128x192 and 192x128 tiles run at one rate per FLOP, so
+  // the padding decides (docs/PERFORMANCE.md, log 82, 85 and 90): 128x192 on 4096 rows x 7168
+  // columns (no padded rows; 192x128 pads 3.1 % of the rows, 128x192 1.8 % of the columns),
+  // 192x128 on 7168 x 2048 (1.8 % padded rows against 3.1 % padded columns). Each group's
+  // rows are tiled on their own (no tile spans two groups' D).
   for (auto [groups, m, n, k] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{4, 4096, 7168, 8192}, {4, 7168, 2048, 8192},
                                  {8, 4096, 7168, 4096}, {8, 7168, 2048, 4096}, {16, 4096, 7168, 2048},
                                  {16, 7168, 2048, 2048}}) {
     const KernelConfig c =
         rank_configs(cost_model_problem({KernelKind::KGrouped, groups * m, n, k, groups}), h200).front().spec.config;
-    EXPECT_EQ(c.block_m, 128) << groups << " x " << m << "x" << n;
-    EXPECT_EQ(c.block_n, 192) << groups << " x " << m << "x" << n;
+    EXPECT_EQ(c.block_m, n == 2048 ? 192 : 128) << groups << " x " << m << "x" << n;
+    EXPECT_EQ(c.block_n, n == 2048 ? 128 : 192) << groups << " x " << m << "x" << n;
   }
-  // 192-row tiles: not for k-grouped (measured slower there) nor for the m-grouped forward kernels.
-  for (const RankedConfig& r : rank_configs({KernelKind::KGrouped, 4 * 4096, 7168, 8192, 4}, h200))
-    EXPECT_NE(r.spec.config.block_m, 192) << r.spec.slug();
+  // 192-row tiles: not for the m-grouped forward kernels.
   for (const RankedConfig& r : rank_configs({KernelKind::GroupedContiguous, 4 * 8192, 4096, 2048}, h200))
     EXPECT_NE(r.spec.config.block_m, 192) << r.spec.slug();
   for (const RankedConfig& r : rank_configs({KernelKind::GroupedMasked, 6 * 1024, 4096, 2048, 6}, h200))
@@ -348,9 +349,13 @@ TEST(Heuristics, GroupedTuningCandidates) {
                 .front()
                 .config.block_m,
             64);
-  // The groups of a k-grouped or contiguous problem do not change its ranking.
-  EXPECT_EQ(tuning_candidates(GemmProblem{KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8}, h200, 8),
-            tuning_candidates(GemmProblem{KernelKind::KGrouped, 8 * 4096, 7168, 4096, 1}, h200, 8));
+  // The groups of a contiguous problem do not change its ranking; a k-grouped problem's do:
+  // its tiles do not span groups (8 groups of 4096 rows: 128x192 first, no padded rows; one
+  // group of 32768: 192x128, 0.2 % padded rows against 1.8 % padded columns).
+  EXPECT_EQ(tuning_candidates(GemmProblem{KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8}, h200, 8).front().config.block_m,
+            128);
+  EXPECT_EQ(tuning_candidates(GemmProblem{KernelKind::KGrouped, 8 * 4096, 7168, 4096, 1}, h200, 8).front().config.block_m,
+            192);
   EXPECT_EQ(tuning_candidates(GemmProblem{KernelKind::GroupedContiguous, 32768, 4096, 7168, 4}, h200, 8),
             tuning_candidates(GemmProblem{KernelKind::GroupedContiguous, 32768, 4096, 7168, 8}, h200, 8));
 }
