@@ -16,8 +16,7 @@ namespace {
 // the tile walk became a schedule object they compile without local memory, and 192x128 runs
 // at 128x192's rate per FLOP (the planner's k-grouped gap for three math warpgroups,
 // src/heuristics), so the padding decides between them.
-bool dense_ranks(int, int64_t) { return true; }
-bool k_grouped_ranks(int, int64_t) { return true; }
+bool every_height(int, int64_t) { return true; }
 
 std::string common_rules(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
@@ -54,7 +53,7 @@ const Family kGemm1D1DFamily{
     /*gemm=*/true, /*fp32_output=*/true, /*m_grouping=*/0, /*k_at_run_time=*/false, /*n_multiple=*/4, kMaxDimension,
     /*constant_b_option=*/false, /*pow2_option=*/false,
     /*groups_in_plan=*/false, /*groups_in_cost_model=*/false, /*rows_on_device=*/false,
-    KernelKind::Gemm1D1D, /*wide_stripes_when_memory_bound=*/true, dense_ranks, rules, generate,
+    KernelKind::Gemm1D1D, /*wide_stripes_when_memory_bound=*/true, every_height, rules, generate,
     static_cast<int>(GemmKind::WeightGradient)};
 
 const Family kKGroupedFamily{
@@ -62,7 +61,7 @@ const Family kKGroupedFamily{
     /*gemm=*/true, /*fp32_output=*/true, /*m_grouping=*/0, /*k_at_run_time=*/true, /*n_multiple=*/4, kMaxDimension,
     /*constant_b_option=*/false, /*pow2_option=*/false,
     /*groups_in_plan=*/true, /*groups_in_cost_model=*/true, /*rows_on_device=*/true,
-    KernelKind::Gemm1D1D, /*wide_stripes_when_memory_bound=*/false, k_grouped_ranks, rules, generate,
+    KernelKind::Gemm1D1D, /*wide_stripes_when_memory_bound=*/false, every_height, rules, generate,
     static_cast<int>(GemmKind::KGroupedWeightGradient)};
 
 }  // namespace fp8gemm::detail

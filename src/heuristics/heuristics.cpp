@@ -29,6 +29,12 @@ constexpr double kKBlockGapOneBuffer = 270, kKBlockGapTwoBuffers = 200;
 // this kernel waits on its operands (log 68-73), and 192 columns read 17 % fewer of them per
 // FLOP. The dense weight gradient keeps 270: with 200 its planner took 128x192 tiles for
 // 2112x4096x7168 and 24576x4096x1536, measured 3.5 % and 2-4 % slower than its 192x128 ones.
+// Its 192x128 tiles (three math warpgroups, one buffer each) cost per FLOP what its 128x192
+// ones do, so the padded rows or columns decide between them: 192x128 against 128x192 in one
+// process, three rounds each on an H200 and an H100 (docs/PERFORMANCE.md, log 85 and 90): on
+// N = 2048 (no padded columns, 1.8 % padded rows at M = 7168, against 3.1 % padded columns)
+// +1.3 to +7.3 %, on N = 7168 (3.1 % padded rows at M = 4096, against 1.8 % padded columns)
+// -0.5 to -1.4 % (16 groups: +1.7 / +0.1 %).
 constexpr double kKBlockGapOneBufferKGrouped = 200;
 // The forward GEMM's 128-row tiles with two buffers: the exposed promotion grows with the
 // columns past 64 (fitted to 128x128 tiles, ~800 cycles per K block at 1.6 GHz against 512 of
@@ -39,13 +45,6 @@ constexpr double kKBlockGapTwoWarpgroupsPerColumn = 1.0;
 // buffers, not faster (weight gradient, 7168x4096x16384: 192x128 tiles 1173 us in 10 waves,
 // 128x128 1134 us in 14; docs/PERFORMANCE.md, weight-gradient log entry 14).
 constexpr double kKBlockGapThreeWarpgroups = 250;
-// The k-grouped kernel's 192x128 tiles cost per FLOP what its 128x192 ones do, so the padded
-// rows or columns decide between them: 192x128 against 128x192 in one process, three rounds
-// each on an H200 and an H100 (docs/PERFORMANCE.md, log 85 and 90): on N = 2048 (no padded
-// columns, 1.8 % padded rows at M = 7168, against 3.1 % padded columns) +1.3 to +7.3 %, on
-// N = 7168 (3.1 % padded rows at M = 4096, against 1.8 % padded columns) -0.5 to -1.4 %
-// (16 groups: +1.7 / +0.1 %).
-constexpr double kKBlockGapThreeWarpgroupsKGrouped = kKBlockGapOneBufferKGrouped;
 // The forward GEMM's three math warpgroups hide most of the promotion behind the other two
 // warpgroups' wgmma (ncu, 4224x7168x16384: a 192x128 tile's K block ~828 cycles for 768 of
 // tensor work, a 256x128 tile's ~1135 for 1024). Fitted to isolated calls (docs/PERFORMANCE.md,
@@ -105,10 +104,9 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
       l.math_warpgroups <= 2 && waves_per_warpgroup == 1 && c.block_n <= (l.math_warpgroups == 1 ? 144 : 128) ? 2 : 1;
   const bool wgrad = family(spec.kind).fp32_output;
   auto k_block_gap = [&]() {
-    if (l.math_warpgroups == 3)
-      return k_grouped ? kKBlockGapThreeWarpgroupsKGrouped
-                       : wgrad ? kKBlockGapThreeWarpgroups : kKBlockGapThreeWarpgroupsForward;
-    if (buffers == 1) return k_grouped ? kKBlockGapOneBufferKGrouped : kKBlockGapOneBuffer;
+    if (buffers == 1 && k_grouped) return kKBlockGapOneBufferKGrouped;  // any number of math warpgroups
+    if (l.math_warpgroups == 3) return wgrad ? kKBlockGapThreeWarpgroups : kKBlockGapThreeWarpgroupsForward;
+    if (buffers == 1) return kKBlockGapOneBuffer;
     if (l.math_warpgroups == 2 && !wgrad)
       return kKBlockGapTwoBuffers + kKBlockGapTwoWarpgroupsPerColumn * std::max(0, c.block_n - 64);
     return kKBlockGapTwoBuffers;
@@ -208,7 +206,7 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
     if (block_m > 64 && group_m <= block_m / 2) continue;  // half of every tile would be padding
     // Masked experts of more than 64 rows: 64-row tiles (one math warpgroup) measured
     // slower than 128-row ones with their padding (32 x 192 rows: 289 vs 247 us).
-    if (groups > 1 && !f.k_at_run_time && block_m == 64 && group_m > 64) continue;
+    if (f.m_grouping != 0 && groups > 1 && block_m == 64 && group_m > 64) continue;
     for (int block_n : kBlockNs) {
       for (int multicast : {0, 1, 2}) {
         if (multicast > 0 && device.num_sms % 2 != 0) continue;
