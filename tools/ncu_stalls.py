@@ -6,8 +6,11 @@
   tools/ncu_stalls.py sass.csv [executions-per-iteration]
 
 Prints the stall reasons over all warp samples, the instructions with the most samples,
-and, given how many times the main loop body executes (e.g. tiles x K blocks x warps),
-the instruction mix of the loop body.
+where the samples of the wgmma loop fall (the instructions executed as often as the most
+executed wgmma, in address order, cut at each wgmma, wgmma wait and barrier try-wait: a
+warp that waits between a K block's wgmma instructions delays their issue), and, given how
+many times the main loop body executes (e.g. tiles x K blocks x warps), the instruction mix
+of the loop body.
 """
 import collections
 import csv
@@ -23,6 +26,8 @@ def num(x):
 
 
 BRANCH = re.compile(r"\bBRA(?:\.\S+)*\s+(0x[0-9a-fA-F]+)")
+WGMMA = re.compile(r"\b[A-Z]?GMMA\.")
+CUTS = re.compile(r"\b[A-Z]?GMMA\.|WARPGROUP\.DEPBAR|TRYWAIT")
 
 
 def address(text):
@@ -54,6 +59,25 @@ def main(path, per_iteration=None):
         target = BRANCH.search(r[col["Source"]])
         if target and address(target.group(1)) in by_address:
             print(f"{'':25s}-> {by_address[address(target.group(1))][col['Source']][:80]}")
+    wgmma_rows = [r for r in data if WGMMA.search(r[col["Source"]])]
+    if wgmma_rows:
+        rate = max(num(r[col["Instructions Executed"]]) for r in wgmma_rows)
+        loop = [r for r in data if address(r[col["Address"]]) is not None
+                and abs(num(r[col["Instructions Executed"]]) - rate) <= 0.1 * rate]
+        loop.sort(key=lambda r: address(r[col["Address"]]))
+        share = sum(num(r[col["Warp Stall Sampling (All Samples)"]]) for r in loop)
+        print(f"wgmma loop: {len(loop)} instructions executed as often as the busiest wgmma "
+              f"({rate:.0f}), {100 * share / total:.1f}% of the samples; by segment (cut after each")
+        print("wgmma, wgmma wait and try-wait; the segment's first instruction):")
+        segment = []
+        for r in loop + [None]:
+            if r is not None:
+                segment.append(r)
+            if segment and (r is None or CUTS.search(r[col["Source"]])):
+                samples = sum(num(x[col["Warp Stall Sampling (All Samples)"]]) for x in segment)
+                print(f"  {len(segment):4d} instructions {100 * samples / total:5.1f}%  "
+                      f"{segment[0][col['Source']].strip()[:60]}")
+                segment = []
     if per_iteration:
         ops = collections.Counter()
         for r in data:
