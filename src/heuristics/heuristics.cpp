@@ -29,9 +29,10 @@ constexpr double kKBlockGapOneBuffer = 270, kKBlockGapTwoBuffers = 200;
 // this kernel waits on its operands (log 68-73), and 192 columns read 17 % fewer of them per
 // FLOP. The dense weight gradient keeps 270: with 200 its planner took 128x192 tiles for
 // 2112x4096x7168 and 24576x4096x1536, measured 3.5 % and 2-4 % slower than its 192x128 ones.
-// Its 192x128 tiles (three math warpgroups, one buffer each) cost per FLOP what its 128x192
-// ones do, so the padded rows or columns decide between them: 192x128 against 128x192 in one
-// process, three rounds each on an H200 and an H100 (docs/PERFORMANCE.md, log 85 and 90): on
+// The k-grouped kernel's 192x128 tiles (three math warpgroups, one buffer each) cost per FLOP
+// what its 128x192 ones do, so the padded rows or columns decide between them: 192x128
+// against 128x192 in one process, three rounds each on an H200 and an H100
+// (docs/PERFORMANCE.md, log 85 and 90): on
 // N = 2048 (no padded columns, 1.8 % padded rows at M = 7168, against 3.1 % padded columns)
 // +1.3 to +7.3 %, on N = 7168 (3.1 % padded rows at M = 4096, against 1.8 % padded columns)
 // -0.5 to -1.4 % (16 groups: +1.7 / +0.1 %).
