@@ -268,7 +268,7 @@ constexpr int64_t k_grouped_columns(int64_t k) { return k > 0 ? (k + 127) / 128 
 // themselves; the overloads below run a given one (for tuners, tests and experiments).
 struct KernelConfig {
   int block_m = 128;  // rows per tile: 64 (one math warpgroup), 128 or 256 (two), 192 (three)
-  int block_n = 128;  // columns per tile: multiple of 16, <= 192 (<= 128 with block_m 192 or 256)
+  int block_n = 128;  // columns per tile: multiple of 16 (weight gradient: of 8), <= 192 (<= 128 with block_m 192 or 256)
   int stages = 4;     // TMA pipeline depth; must fit in shared memory
   int group_n = 8;    // tile rasterization: stripes of this many N blocks (M blocks: m-grouped contiguous, multicast != 1)
   int multicast = 0;  // 0 none; 1: CTA pairs share A; 2: CTA pairs share B (clusters of two)
@@ -291,8 +291,8 @@ FP8GEMM_API void gemm_fp8_nt(const Fp8Matrix& a, const ScaleMatrix& a_scales,
                              const Fp8Matrix& b, const ScaleMatrix& b_scales,
                              const Bf16Matrix& d, const KernelConfig& config, Stream stream = nullptr);
 
-// gemm_fp8_nt_wgrad with exactly `config`: block_m 64, 128 or 192, block_n a multiple of 16
-// up to 192 except 176 (128 with block_m 192), stages that fit in shared memory, any group_n; multicast 0, split_k 1 and
+// gemm_fp8_nt_wgrad with exactly `config`: block_m 64, 128 or 192, block_n a multiple of 8
+// from 16 up to 192 (128 with block_m 192), stages that fit in shared memory, any group_n; multicast 0, split_k 1 and
 // tma_store 0 (-1 reads as 0): the weight-gradient kernel has none of them. An illegal
 // config throws Error(InvalidArgument) saying why, before anything is launched.
 FP8GEMM_API void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,

@@ -77,10 +77,14 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
   constexpr u32 kSfbBytes = (kBlockN * 4 + 127) / 128 * 128;
   constexpr int kAccum = kBlockN / 2;
   constexpr int kChunks = kBlockN / 8;
-  constexpr int kSlabs = kBlockN / 16;     // 64 rows x 16 fp32 columns (64-byte rows) each
+  // 64 rows x 16 fp32 columns (64-byte rows) each. A tile 8 columns past a multiple of 16
+  // ends in a slab that starts 16 columns before the tile's end and overlaps the one before
+  // it by a chunk: both hold that chunk's result (and C), and both stores write the same
+  // values there.
+  constexpr int kSlabs = (kBlockN + 15) / 16;
   constexpr u32 kSlabBytes = 64 * 16 * 4;  // 4 KiB: keeps every slab 1024-byte aligned
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 192, "one to three 64-row math warpgroups");
-  static_assert(kBlockN % 16 == 0 && kBlockN <= 192, "wgmma N");
+  static_assert(kBlockN % 8 == 0 && kBlockN >= 16 && kBlockN <= 192, "wgmma N, at least one slab");
   // Two wgmma buffers up to 128 columns with one or two math warpgroups; wider tiles and
   // three warpgroups have the registers for one only (the other math warpgroups' wgmma
   // then fills the tensor cores while this one promotes).
@@ -107,6 +111,9 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
   const u32 empty_bars = full_bars + kStages * 8;
   const u32 slab_bars = empty_bars + kStages * 8;  // + 16 w: ready; + 16 w + 8: written
   const u32 pace_bars = slab_bars + kMathWarpgroups * 16;  // + 8 p: K block (p + 1) / 4 of the tile
+
+  // Slab j's first column in the tile (the last slab ends at the tile's end).
+  auto slab_column = [](int j) { return kBlockN % 16 == 0 || j < kSlabs - 1 ? 16 * j : kBlockN - 16; };
 
   const int lane = threadIdx.x % 32;
   if (threadIdx.x == kMathThreads) {
@@ -183,8 +190,9 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
         if (skip_now()) continue;
         const int group = tiles.group();
         const int n0 = n_block * kBlockN, row0 = m_block * kBlockM + w * 64;
-        // Slabs inside D: those starting left of N, none if the rows start below M. (Plain
-        // loops: this thread has the producer's small register budget.)
+        // Slabs inside D: those starting left of N, none if the rows start below M; an
+        // overlapping last slab only when some of its columns are past the slab before it
+        // and left of N. (Plain loops: this thread has the producer's small register budget.)
         const int inside = row0 < m ? imin(kSlabs, (kN - n0 + 15) / 16) : 0;
         bulk_wait_group_read0();  // the previous tile's stores have read the slabs
         if (with_c) {
@@ -199,9 +207,10 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
               mbar_wait_sleeping(pace_bars + 8 * (q - 1), static_cast<u32>(paced) & 1u);
             }
             if (kKGrouped)
-              tma_load_3d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + 16 * j, row0, group);
+              tma_load_3d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + slab_column(j), row0,
+                          group);
             else
-              tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + 16 * j, row0);
+              tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + slab_column(j), row0);
           }
           paced += pace;
         } else {
@@ -211,9 +220,9 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
 #pragma unroll 1
         for (int j = 0; j < inside; ++j) {
           if (kKGrouped)
-            tma_store_3d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + 16 * j, row0, group);
+            tma_store_3d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + slab_column(j), row0, group);
           else
-            tma_store_2d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + 16 * j, row0);
+            tma_store_2d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + slab_column(j), row0);
         }
         bulk_commit_group();
         ++local;
@@ -369,10 +378,10 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
       const u32 swizzle = static_cast<u32>(row / 2) % 4u;  // the same for row + 8
       const bool flip = (row / 2) % 2 != 0;
       mbar_wait(ready, static_cast<u32>(local) & 1u);  // C's tile is in the slabs, or they are free
-      static_assert(kChunks % 2 == 0, "slabs of two 8-column chunks");
 #pragma unroll
-      for (int i = 0; i < kChunks; i += 2) {
-        const u32 slab = slabs + static_cast<u32>(i / 2) * kSlabBytes;
+      for (int j = 0; j < kSlabs; ++j) {
+        const int i = slab_column(j) / 8;  // the slab's chunks: i and i + 1
+        const u32 slab = slabs + static_cast<u32>(j) * kSlabBytes;
 #pragma unroll
         for (int p = 0; p < 2; ++p) {
           // This access writes chunk i + q of the slab's two (q = p, or 1 - p for a flipped row).

@@ -34,7 +34,7 @@ const char* kind_name(KernelKind kind);
 // The tile configuration of one kernel: what a heuristic or tuner chooses.
 struct KernelConfig {
   int block_m = 128;  // 64 (one math warpgroup), 128 or 256 (two), 192 (three)
-  int block_n = 128;  // multiple of 16, <= 192 (<= 128 with block_m 192 or 256)
+  int block_n = 128;  // multiple of 16 (of 8 for the weight gradient), <= 192 (<= 128 with block_m 192 or 256)
   int stages = 4;     // TMA pipeline depth
   int group_n = 8;    // rasterization: tiles walk stripes of this many (super) N blocks (M blocks: contiguous without A pairs)
   // 0: no cluster. 1: clusters of two CTAs on neighbouring N blocks share A (TMA

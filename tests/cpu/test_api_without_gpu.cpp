@@ -88,7 +88,7 @@ TEST(ApiWithoutGpu, IllegalWgradConfigIsRejectedBeforeLaunch) {
     const char* why;
   } bad[] = {{KernelConfig{256, 128, 3, 8}, "block_m=256 must be 64, 128 or 192"},
              {KernelConfig{128, 208, 3, 8}, "block_n=208 must be at most 192"},
-             {KernelConfig{128, 120, 4, 8}, "block_n"},
+             {KernelConfig{128, 148, 4, 8}, "block_n=148 must be a multiple of 8"},
              {KernelConfig{128, 128, 4, 8, 1}, "no multicast, TMA-store epilogue or split-K"},
              {KernelConfig{128, 128, 4, 8, 0, 1}, "no multicast, TMA-store epilogue or split-K"},
              {KernelConfig{128, 128, 4, 8, 0, -1, 2}, "no multicast, TMA-store epilogue or split-K"},
@@ -105,7 +105,8 @@ TEST(ApiWithoutGpu, IllegalWgradConfigIsRejectedBeforeLaunch) {
   }
   std::string why;
   if (have_driver(&why)) return;
-  for (const KernelConfig& good : {KernelConfig{}, KernelConfig{192, 96, 4, 8}, KernelConfig{64, 128, 6, 16}}) {
+  for (const KernelConfig& good :
+       {KernelConfig{}, KernelConfig{192, 96, 4, 8}, KernelConfig{64, 128, 6, 16}, KernelConfig{128, 152, 4, 8}}) {
     try {
       gemm_fp8_nt_wgrad(x.a, x.sa, x.b, x.sb_tokens, x.d32, nullptr, good);
       ADD_FAILURE() << "expected NoDriver";

@@ -78,8 +78,11 @@ TEST(Nvrtc, GemmKernelCompilesWithoutLocalMemory) {
   for (const KernelConfig& c : {KernelConfig{64, 128, 6, 8, 0, 0}, KernelConfig{128, 16, 6, 8, 0, 0},
                                 KernelConfig{128, 192, 3, 8, 0, 0}, KernelConfig{192, 128, 3, 8, 0, 0},
                                 KernelConfig{192, 64, 5, 16, 0, 0}, KernelConfig{192, 80, 4, 8, 0, 0},
-                                KernelConfig{128, 144, 4, 8, 0, 0}, KernelConfig{64, 192, 5, 8, 0, 0}})
+                                KernelConfig{128, 144, 4, 8, 0, 0}, KernelConfig{64, 192, 5, 8, 0, 0},
+                                KernelConfig{128, 152, 4, 8, 0, 0}, KernelConfig{128, 136, 4, 8, 0, 0},
+                                KernelConfig{192, 120, 3, 8, 0, 0}, KernelConfig{64, 40, 6, 8, 0, 0}})
     expect_clean_kernel(KernelSpec{KernelKind::Gemm1D1D, 4100, 1040, c});
+  expect_clean_kernel(KernelSpec{KernelKind::KGrouped, 264, 0, KernelConfig{128, 152, 4, 8}});
   expect_clean_kernel(KernelSpec{KernelKind::Gemm1D1D, 2052, 7200, KernelConfig{192, 128, 3, 8, 0, 0}});
 }
 

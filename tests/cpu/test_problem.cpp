@@ -111,7 +111,7 @@ TEST(Problem, LegalityRules) {
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 256, 144, 3)), "");  // 2 waves + buffer would not fit in registers
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 208, 3)), "");  // result + buffer would not fit
   // 176 columns: a tile may touch three 128-column blocks of B's scales (a third row of
-  // them per tile buffer); not for the weight gradient.
+  // them per tile buffer). The weight gradient reads B's scales per column: any width.
   const KernelSpec three_blocks = spec(7168, 2048, 128, 176, 3);
   EXPECT_EQ(spec_illegal_reason(three_blocks), "");
   const KernelSpec two_blocks = spec(7168, 2048, 128, 160, 3);
@@ -119,7 +119,7 @@ TEST(Problem, LegalityRules) {
             3 * 16 * 128 + 2 * 16 * 4);  // 16 more B columns per stage, a third scale row per buffer
   KernelSpec wgrad_176 = three_blocks;
   wgrad_176.kind = KernelKind::Gemm1D1D;
-  EXPECT_NE(spec_illegal_reason(wgrad_176), "");
+  EXPECT_EQ(spec_illegal_reason(wgrad_176), "");
   // Weight gradient: 64, 128 or 192 rows (one to three math warpgroups); 192 up to 128 columns.
   KernelSpec wgrad_192 = spec(4096, 7168, 192, 128, 3);
   wgrad_192.kind = KernelKind::Gemm1D1D;
@@ -131,6 +131,15 @@ TEST(Problem, LegalityRules) {
   EXPECT_EQ(l192.d_tile_bytes, 3 * 8 * 4096);  // each warpgroup's 64 x 128 fp32 result
   wgrad_192.config.block_n = 144;
   EXPECT_NE(spec_illegal_reason(wgrad_192), "");
+  // The weight gradient takes widths in steps of 8; one 8 past a multiple of 16 ends in an
+  // overlapping slab (128x152: 10 slabs of 4 KiB per math warpgroup).
+  KernelSpec wgrad_152 = spec(4096, 7168, 128, 152, 4);
+  wgrad_152.kind = KernelKind::Gemm1D1D;
+  EXPECT_EQ(spec_illegal_reason(wgrad_152), "");
+  EXPECT_EQ(kernel_layout(wgrad_152).d_tile_bytes, 2 * 10 * 4096);
+  wgrad_152.config.block_n = 148;
+  EXPECT_NE(spec_illegal_reason(wgrad_152), "");
+  EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 152, 4)), "");  // the forward kernel: steps of 16
   wgrad_192.config = KernelConfig{256, 128, 3, 8};
   EXPECT_NE(spec_illegal_reason(wgrad_192), "");
   EXPECT_NE(spec_illegal_reason(spec(7168, 2048, 128, 120, 4)), "");  // not a multiple of 16

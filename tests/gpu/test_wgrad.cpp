@@ -67,6 +67,20 @@ TEST_F(GpuWgrad, ExplicitConfigsCoverEveryTile) {
     for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run_case(1100, 4100, 1040, mode, config);
 }
 
+// Widths 8 past a multiple of 16: the tile's last 16-column slab overlaps the one before it.
+// N = 4100 leaves the last tile 148 (152 wide: the overlapping slab holds columns no other
+// slab does, and is clipped at N), 20 (136), 20 (120: no overlap, 15 slabs) or 4 (40)
+// columns; N = 4096 leaves 144 of 152 (every column is in the slabs before the overlapping
+// one, which is not stored) and 16 of 40 (the same).
+TEST_F(GpuWgrad, WidthsInStepsOfEight) {
+  for (const KernelConfig& config : {KernelConfig{128, 152, 4, 8, 0, 0}, KernelConfig{128, 136, 4, 8, 0, 0},
+                                     KernelConfig{192, 120, 3, 8, 0, 0}, KernelConfig{64, 40, 6, 8, 0, 0},
+                                     KernelConfig{128, 176, 3, 8, 0, 0}})
+    for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run_case(1100, 4100, 1040, mode, config);
+  for (const KernelConfig& config : {KernelConfig{128, 152, 4, 8, 0, 0}, KernelConfig{64, 40, 6, 8, 0, 0}})
+    for (CMode mode : {CMode::None, CMode::InPlace}) run_case(700, 4096, 1040, mode, config);
+}
+
 // Long K on few tiles, with and without C: every tile's K loop is many times the pipeline's
 // depth, so the C loads that overlap it are spread over it (small enough for the sanitizers).
 TEST_F(GpuWgrad, LongKOnFewTiles) {
