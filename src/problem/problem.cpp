@@ -126,7 +126,8 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   // kernels with K = 7168 spilled 4 bytes; 152 still fit the math warpgroups of 192 x 128
   // tiles without spills).
   // 1D1D with two: 128 x 56 + 256 x 224 = 64512 (its producer warpgroup also holds the
-  // epilogue's storer threads, which need more than 40).
+  // epilogue's storer threads; they once needed more than 40, and 40 / 232 now compiles
+  // without local memory, docs/PERFORMANCE.md log 99: not yet measured).
   const bool wgrad_kind = family(spec.kind).fp32_output;
   l.producer_registers = l.math_warpgroups == 2 && !wgrad_kind ? 40 : 56;
   l.math_registers = l.math_warpgroups == 1 ? 248 : l.math_warpgroups == 3 ? 152 : wgrad_kind ? 224 : 232;
