@@ -128,8 +128,8 @@ TEST_F(GpuKGrouped, LongAndShortGroups) {
 TEST_F(GpuKGrouped, ExplicitConfigs) {
   Problem p = make_problem(200, 264, {256, 0, 300, 1040, 16}, 31);
   const std::vector<double> want = reference(p.ha, p.hb, p.ks);
-  // (136 and 152 columns: 8 past a multiple of 16; on N = 264 the second tile's last slab
-  // overlaps the one before it and is stored for 152, dropped for 136.)
+  // (136 and 152 columns: 8 past a multiple of 16. On N = 264 the first tile stores its
+  // overlapping last slab; the second, 128 / 112 columns wide, leaves it out.)
   const KernelConfig configs[] = {{64, 96, 6, 8},   {128, 128, 4, 8}, {128, 192, 3, 8},
                                   {192, 128, 3, 8}, {128, 136, 4, 8}, {128, 152, 4, 8}};
   for (const KernelConfig& config : configs) {

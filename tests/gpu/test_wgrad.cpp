@@ -67,11 +67,12 @@ TEST_F(GpuWgrad, ExplicitConfigsCoverEveryTile) {
     for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run_case(1100, 4100, 1040, mode, config);
 }
 
-// Widths 8 past a multiple of 16: the tile's last 16-column slab overlaps the one before it.
-// N = 4100 leaves the last tile 148 (152 wide: the overlapping slab holds columns no other
-// slab does, and is clipped at N), 20 (136), 20 (120: no overlap, 15 slabs) or 4 (40)
-// columns; N = 4096 leaves 144 of 152 (every column is in the slabs before the overlapping
-// one, which is not stored) and 16 of 40 (the same).
+// Widths 8 past a multiple of 16: the tile's last 16-column slab overlaps the one before it,
+// and every whole tile stores it. N = 4100 leaves the last tile 148 of 152 columns (there the
+// overlapping slab holds columns no other slab does, and is clipped at N) and 20 of 136, 120
+// and 40 (the overlapping slab not stored: the slabs before it hold every column left of N);
+// N = 4096 leaves 144 of 152 and 16 of 40 (not stored either). 176 columns touch three
+// 128-column blocks of B's scales.
 TEST_F(GpuWgrad, WidthsInStepsOfEight) {
   for (const KernelConfig& config : {KernelConfig{128, 152, 4, 8, 0, 0}, KernelConfig{128, 136, 4, 8, 0, 0},
                                      KernelConfig{192, 120, 3, 8, 0, 0}, KernelConfig{64, 40, 6, 8, 0, 0},
