@@ -127,7 +127,7 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   // tiles without spills).
   // 1D1D with two: 128 x 56 + 256 x 224 = 64512 (its producer warpgroup also holds the
   // epilogue's storer threads; they once needed more than 40, and 40 / 232 now compiles
-  // without local memory, docs/PERFORMANCE.md log 99: not yet measured).
+  // without local memory, docs/PERFORMANCE.md log 99, but measured no faster, log 100-101).
   const bool wgrad_kind = family(spec.kind).fp32_output;
   l.producer_registers = l.math_warpgroups == 2 && !wgrad_kind ? 40 : 56;
   l.math_registers = l.math_warpgroups == 1 ? 248 : l.math_warpgroups == 3 ? 152 : wgrad_kind ? 224 : 232;
