@@ -9,6 +9,9 @@ build's median TFLOPS over its rounds (with the number of rounds), and every bui
 first as a ratio of its median to the first build's; the last line of a table is the
 geometric mean of those medians and ratios. TFLOPS, not times: grouped shapes draw their row
 or column counts per process, so the same row of two processes may have different sizes.
+Where one process timed several configs of a shape (`bench --config A --config B`), each
+kernel is a row of its own, named after it (a config's name holds no N or K, so the rows of
+two builds match).
 The first build is the one named first on ab-bench.sh's command line (the order of the
 files' first rounds), unless --base NAME says otherwise. (Build names, the variant
 directories' base names, must not contain '-': the file names are split at the last two.)
@@ -34,6 +37,12 @@ def shape_key(row):
 
 
 def shape_name(key):
+    key, kernel = key
+    suffix = f" [{kernel}]" if kernel else ""
+    return plain_shape_name(key) + suffix
+
+
+def plain_shape_name(key):
     if len(key) == 6:
         kind, groups, expected, n, k, m = key
         if kind == "k_grouped":
@@ -64,16 +73,20 @@ def main(argv):
             if not m:
                 continue
             with open(path) as f:
-                rows = json.load(f).get("rows", [])
+                rows = [r for r in json.load(f).get("rows", []) if r.get("tflops", 0) > 0 and not r.get("cublas_only")]
+            # A process that timed several configs (bench --config A --config B) has a row per
+            # kernel for each shape: each kernel is then a row of its own, not pooled.
+            per_shape = {}
+            for r in rows:
+                per_shape[shape_key(r)] = per_shape.get(shape_key(r), 0) + 1
             for i, r in enumerate(rows):
-                if r.get("tflops", 0) <= 0 or r.get("cublas_only"):
-                    continue
                 build = r.get("kernel", "?") if by_kernel else m.group("build")
                 # (by kernel: in the order the rows name them)
                 seen = i if by_kernel else os.path.getmtime(path)
                 first_seen[build] = min(first_seen.get(build, math.inf), seen)
                 shapes = data.setdefault(m.group("set"), {}).setdefault(build, {})
-                shapes.setdefault(shape_key(r), []).append(r["tflops"])
+                kernel = r.get("kernel", "?") if not by_kernel and per_shape[shape_key(r)] > 1 else None
+                shapes.setdefault((shape_key(r), kernel), []).append(r["tflops"])
     if not data:
         sys.stderr.write("no <set>-<build>-<round>.json files found\n")
         return 1
