@@ -294,6 +294,13 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
     // One-buffer tiles read the scales while the wgmma runs where the registers allow it
     // (the accumulators, the buffer and the scales, with ~28 to spare).
     constexpr bool kPreloadScales = kBuffers == 1 && 2 * kAccum + kBlockN / 4 + 2 + 28 <= kMathRegs;
+    // Those of two math warpgroups from 144 columns (144, 152) run whole rounds of the stage
+    // ring unrolled where the ring is at stage 0 (compile-time stage offsets and barrier
+    // addresses, as gemm_1d2d_kernel's rounds), single K blocks elsewhere: 128x152 +3.4 to
+    // 5 %, 128x144 +12 to 15 % (docs/PERFORMANCE.md log 100). (136 columns spill 4 bytes
+    // unrolled; the tiles that do not preload spill or gain nothing, log 101; reading the A
+    // scales after the wait instead costs 4.5-15.5 %, log 102.)
+    constexpr bool kRoundsUnrolled = kPreloadScales && kMathWarpgroups == 2 && kBlockN >= 144;
 
     const u32 slabs = smem_d + static_cast<u32>(warpgroup) * (kSlabs * kSlabBytes);
     const u32 ready = slab_bars + 16 * static_cast<u32>(warpgroup), written = ready + 8;
@@ -332,8 +339,33 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
       if constexpr (kBuffers == 1) {
         // (The pair loop is not even compiled here: with one buffer it would issue into
         // the buffer in flight, and ptxas serializes every wgmma of a kernel that could.)
+        if constexpr (kRoundsUnrolled) {
+          // One K block in `stage` (known at compile time in a round), waited for in `phase`.
+          auto block_at = [&](int stage, u32 phase) {
+            mbar_wait(full_bars + 8 * stage, phase);
+            issue(part[0], stage);
+            Scales sc;
+            load_scales(sc, stage);
+            wgmma_wait<0>();
+            retire(part[0], stage, &sc);
+          };
+          int kb = 0;
 #pragma unroll 1
-        for (int kb = 0; kb < k_blocks; ++kb) single();
+          while (kb < k_blocks) {
+            if (cursor.stage == 0 && kb + kStages <= k_blocks) {
+#pragma unroll
+              for (int s = 0; s < kStages; ++s) block_at(s, cursor.phase);
+              cursor.phase ^= 1;
+              kb += kStages;
+            } else {
+              single();
+              ++kb;
+            }
+          }
+        } else {
+#pragma unroll 1
+          for (int kb = 0; kb < k_blocks; ++kb) single();
+        }
       } else {
         int kb = 0;
         if (kMathWarpgroups == 2 && warpgroup == 1 && k_blocks > 0) {

@@ -59,9 +59,12 @@ TEST_F(GpuWgrad, AgainstFp64Reference) {
 }
 
 // Every tile height (one, two and three math warpgroups: 64, 128 and 192 rows) and widths
-// from 16 to 192 columns, run as explicit configs, with tails in M, N and K.
+// from 16 to 192 columns, run as explicit configs, with tails in M, N and K. (128x144 and
+// 128x152, WidthsInStepsOfEight, run their K loop in unrolled rounds of the stage ring where
+// it is at stage 0 and single blocks elsewhere: 9 K blocks on 4 stages take both.)
 TEST_F(GpuWgrad, ExplicitConfigsCoverEveryTile) {
   for (const KernelConfig& config : {KernelConfig{64, 128, 6, 8, 0, 0}, KernelConfig{128, 16, 6, 8, 0, 0},
+                                     KernelConfig{128, 144, 4, 8, 0, 0},
                                      KernelConfig{128, 192, 3, 8, 0, 0}, KernelConfig{192, 96, 4, 8, 0, 0},
                                      KernelConfig{192, 128, 3, 8, 0, 0}, KernelConfig{192, 64, 5, 16, 0, -1}})
     for (CMode mode : {CMode::None, CMode::Separate, CMode::InPlace}) run_case(1100, 4100, 1040, mode, config);
