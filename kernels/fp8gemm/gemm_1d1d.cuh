@@ -251,8 +251,10 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
       wgmma_k128<kBlockN>(buf, desc_a0 + ((stage * kABytes) >> 4), desc_b0 + ((stage * kBBytes) >> 4));
     };
     // After `buf`'s wgmma group completed: promotion with a scale per row (A) and per
-    // column (B) of the K block, then the stage is freed (the last products are inputs
-    // of the arrival, so every scale load of the stage came before it).
+    // column (B) of the K block. The stage is freed after the promotion (the last products
+    // are inputs of the arrival, so every scale load of the stage came before it), or,
+    // where the scales were read into registers while the wgmma ran, before it: the
+    // producer refills the stage a promotion earlier (docs/PERFORMANCE.md log 106).
     // A K block's scales as this thread uses them: its two rows' (A) and its columns' (B).
     struct Scales {
       float a0, a1, b[kChunks][2];
@@ -276,6 +278,13 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
       const u32 sfa = smem_sfa + stage * kSfaBytes + tile_row * 4;
       const float sa0 = pre ? pre->a0 : ld_shared_f32(sfa), sa1 = pre ? pre->a1 : ld_shared_f32(sfa + 8 * 4);
       const u32 sfb = smem_sfb + stage * kSfbBytes + col_in_chunk * 4;
+      // With the scales in registers the stage holds nothing this thread still reads: it is
+      // released before the promotion (every lane's scale loads are ordered before lane 0's
+      // arrival by __syncwarp and the arrival's release semantics).
+      if (pre) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive_after(empty_bars + 8 * stage, pre->a0, pre->b[kChunks - 1][1]);
+      }
       float last0 = 0.0f, last1 = 0.0f;
 #pragma unroll
       for (int i = 0; i < kChunks; ++i) {
@@ -288,8 +297,10 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
         acc[4 * i + 2] += (sa1 * sb0) * buf[4 * i + 2];
         acc[4 * i + 3] += last1 * buf[4 * i + 3];
       }
-      __syncwarp();
-      if (lane == 0) mbar_arrive_after(empty_bars + 8 * stage, last0, last1);
+      if (!pre) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive_after(empty_bars + 8 * stage, last0, last1);
+      }
     };
     // One-buffer tiles read the scales while the wgmma runs where the registers allow it
     // (the accumulators, the buffer and the scales, with ~28 to spare).
