@@ -308,10 +308,12 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
     // Those of two math warpgroups from 144 columns (144, 152) run whole rounds of the stage
     // ring unrolled where the ring is at stage 0 (compile-time stage offsets and barrier
     // addresses, as gemm_1d2d_kernel's rounds), single K blocks elsewhere: 128x152 +3.4 to
-    // 5 %, 128x144 +12 to 15 % (docs/PERFORMANCE.md log 100). (136 columns spill 4 bytes
-    // unrolled; the tiles that do not preload spill or gain nothing, log 101; reading the A
-    // scales after the wait instead costs 4.5-15.5 %, log 102.)
-    constexpr bool kRoundsUnrolled = kPreloadScales && kMathWarpgroups == 2 && kBlockN >= 144;
+    // 5 %, 128x144 +12 to 15 % (docs/PERFORMANCE.md log 100), rounds of four stages, the
+    // most these widths fit. (136 columns spill 4 bytes unrolled, and so do 144 in rounds of
+    // three stages since the stage is released before the promotion, log 106; the tiles that
+    // do not preload spill or gain nothing, log 101; reading the A scales after the wait
+    // instead costs 4.5-15.5 %, log 102.)
+    constexpr bool kRoundsUnrolled = kPreloadScales && kMathWarpgroups == 2 && kBlockN >= 144 && kStages >= 4;
 
     const u32 slabs = smem_d + static_cast<u32>(warpgroup) * (kSlabs * kSlabBytes);
     const u32 ready = slab_bars + 16 * static_cast<u32>(warpgroup), written = ready + 8;
