@@ -3,6 +3,7 @@
 #include <climits>
 
 #include "codegen/gemm_codegen.hpp"
+#include "common/random_problems.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "families/family.hpp"
 #include "fp8gemm/fp8gemm.hpp"
@@ -119,6 +120,30 @@ TEST(Nvrtc, PlannedKernelsForTheDenseSetCompileClean) {
         expect_clean_kernel(p.spec);
       }
     }
+}
+
+// Problems off the shape sets, of every kind (tools/common/random_problems.hpp, seed 1: the
+// first 25 problems of `fp8gemm_plan_sweep`): the planner's kernel compiles and takes no slow
+// path. (The tool's 600 problems with 4 candidates each: docs/PERFORMANCE.md, "JIT cost".)
+TEST(Nvrtc, PlannedKernelsForRandomShapesTakeNoSlowPath) {
+  testing::internal::CaptureStderr();
+  DiskCache memory_only("");
+  testing::internal::GetCapturedStderr();
+  KernelStore store(memory_only);
+  fp8gemm::host::RandomProblems draw(1);
+  for (int i = 0; i < 25; ++i) {
+    const GemmProblem p = draw.next();
+    SCOPED_TRACE(testing::Message() << "kind " << static_cast<int>(p.kind) << " m " << p.m << " n " << p.n << " k "
+                                    << p.k << " groups " << p.groups);
+    const PlannedKernel planned = plan_kernel(p, DeviceTraits{}, store);
+    ASSERT_TRUE(planned.binary != nullptr);
+    EXPECT_EQ(planned.binary->cubin.substr(0, 4), std::string("\x7f" "ELF", 4));
+    EXPECT_FALSE(planned.binary->resources.slow_path())
+        << planned.spec.slug() << ": " << planned.binary->resources.slow_path_reason();
+    EXPECT_EQ(planned.compiled_and_skipped, 0) << planned.spec.slug();
+    std::printf("  m %-7lld n %-6lld k %-6lld groups %-3lld %s\n", static_cast<long long>(p.m), static_cast<long long>(p.n),
+                static_cast<long long>(p.k), static_cast<long long>(p.groups), planned.spec.slug().c_str());
+  }
 }
 
 // What the planner picks for the DeepSeek-V3 weight-gradient shapes takes no slow path.
