@@ -1,8 +1,9 @@
 #pragma once
 
-// Pieces of the forward GEMM kernel's epilogue (gemm_1d2d.cuh): what happens to a math
-// thread's fp32 results of a tile once its K loop is done. Accumulator fragments follow the
-// wgmma m64 layout: element 4 i + {0, 1} is row r, columns 8 i + 2 (lane % 4) + {0, 1}, and
+// Pieces of the GEMM kernels' epilogues: what happens to a math thread's fp32 results of a
+// tile once its K loop is done. The forward kernel's (gemm_1d2d.cuh): split-K exchange,
+// bf16 slabs for TMA stores; the weight gradient's (gemm_1d1d.cuh): its fp32 slabs' layout
+// and the writes that add C to them. Accumulator fragments follow the wgmma m64 layout: element 4 i + {0, 1} is row r, columns 8 i + 2 (lane % 4) + {0, 1}, and
 // element 4 i + {2, 3} row r + 8 of the same columns.
 
 #include "fp8gemm/ptx.cuh"
@@ -120,6 +121,48 @@ __device__ __forceinline__ void write_slab_bf16(const float (&acc)[4 * kChunks],
                 pack_bf16x2(acc[4 * i + 2], acc[4 * i + 3]), pack_bf16x2(acc[4 * i + 4], acc[4 * i + 5]),
                 pack_bf16x2(acc[4 * i + 6], acc[4 * i + 7]));
   }
+}
+
+__device__ __forceinline__ void ld_shared_v2_f32(u32 addr, float& x, float& y) {
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(addr) : "memory");
+}
+
+__device__ __forceinline__ void st_shared_v2_f32(u32 addr, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+
+// The weight-gradient kernel's (gemm_1d1d.cuh) fp32 result leaves through slabs of 64 rows
+// x 16 columns (64-byte rows; 4 KiB keeps every slab 1024-byte aligned), ceil(block_n / 16)
+// per math warpgroup. A tile 8 columns past a multiple of 16 ends in a slab that starts 16
+// columns before the tile's end and overlaps the one before it by a chunk: both hold that
+// chunk's result (and C), and both stores write the same values there.
+constexpr u32 wgrad_slab_bytes() { return 64 * 16 * 4; }
+constexpr int wgrad_slabs(int block_n) { return (block_n + 15) / 16; }
+// Slab j's first column in the tile.
+__device__ __forceinline__ constexpr int wgrad_slab_column(int block_n, int j) {
+  return block_n % 16 == 0 || j < wgrad_slabs(block_n) - 1 ? 16 * j : block_n - 16;
+}
+// The byte offset in a slab row of the 8 bytes that lane `lane` writes in the row's
+// 8-column chunk q (0 or 1), with the 64-byte swizzle `swizzle` of its row: 16-byte chunk c
+// of row r sits at chunk c ^ ((r / 2) % 4).
+__device__ __forceinline__ u32 wgrad_slab_chunk(u32 q, int lane, u32 swizzle) {
+  return ((2 * q + static_cast<u32>(lane % 4) / 2) ^ swizzle) << 4 | 8u * (lane % 2);
+}
+
+// Rows r and r + 8 of a weight-gradient slab (`at`, `at8`: their 8 bytes), 2 fp32 each: v,
+// added to what the slab holds there (C) when `with_c`.
+__device__ __forceinline__ void write_wgrad_chunk(float (&v)[4], u32 at, u32 at8, int with_c) {
+  if (with_c) {
+    float c0, c1, c2, c3;
+    ld_shared_v2_f32(at, c0, c1);
+    ld_shared_v2_f32(at8, c2, c3);
+    v[0] += c0;
+    v[1] += c1;
+    v[2] += c2;
+    v[3] += c3;
+  }
+  st_shared_v2_f32(at, v[0], v[1]);
+  st_shared_v2_f32(at8, v[2], v[3]);
 }
 
 }  // namespace fp8gemm_dev

@@ -43,14 +43,6 @@
 
 namespace fp8gemm_dev {
 
-__device__ __forceinline__ void ld_shared_v2_f32(u32 addr, float& x, float& y) {
-  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(addr) : "memory");
-}
-
-__device__ __forceinline__ void st_shared_v2_f32(u32 addr, float x, float y) {
-  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
-}
-
 // Config: the kernel's configuration, a struct the code generator writes for each kernel
 // (named after it) with these constants: kN, kK, kBlockM, kBlockN, kStages, kGroupN,
 // kKGrouped, kProducerRegs, kMathRegs, and the dynamic shared memory the host launches it
@@ -77,12 +69,9 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
   constexpr u32 kSfbBytes = (kBlockN * 4 + 127) / 128 * 128;
   constexpr int kAccum = kBlockN / 2;
   constexpr int kChunks = kBlockN / 8;
-  // 64 rows x 16 fp32 columns (64-byte rows) each. A tile 8 columns past a multiple of 16
-  // ends in a slab that starts 16 columns before the tile's end and overlaps the one before
-  // it by a chunk: both hold that chunk's result (and C), and both stores write the same
-  // values there.
-  constexpr int kSlabs = (kBlockN + 15) / 16;
-  constexpr u32 kSlabBytes = 64 * 16 * 4;  // 4 KiB: keeps every slab 1024-byte aligned
+  // The D slabs of a math warpgroup (epilogue.cuh).
+  constexpr int kSlabs = wgrad_slabs(kBlockN);
+  constexpr u32 kSlabBytes = wgrad_slab_bytes();
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 192, "one to three 64-row math warpgroups");
   static_assert(kBlockN % 8 == 0 && kBlockN >= 16 && kBlockN <= 192, "wgmma N, at least one slab");
   // Two wgmma buffers up to 128 columns with one or two math warpgroups; wider tiles and
@@ -111,9 +100,6 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
   const u32 empty_bars = full_bars + kStages * 8;
   const u32 slab_bars = empty_bars + kStages * 8;  // + 16 w: ready; + 16 w + 8: written
   const u32 pace_bars = slab_bars + kMathWarpgroups * 16;  // + 8 p: K block (p + 1) / 4 of the tile
-
-  // Slab j's first column in the tile (the last slab ends at the tile's end).
-  auto slab_column = [](int j) { return kBlockN % 16 == 0 || j < kSlabs - 1 ? 16 * j : kBlockN - 16; };
 
   const int lane = threadIdx.x % 32;
   if (threadIdx.x == kMathThreads) {
@@ -207,10 +193,10 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
               mbar_wait_sleeping(pace_bars + 8 * (q - 1), static_cast<u32>(paced) & 1u);
             }
             if (kKGrouped)
-              tma_load_3d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + slab_column(j), row0,
+              tma_load_3d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + wgrad_slab_column(kBlockN, j), row0,
                           group);
             else
-              tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + slab_column(j), row0);
+              tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + wgrad_slab_column(kBlockN, j), row0);
           }
           paced += pace;
         } else {
@@ -220,9 +206,9 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
 #pragma unroll 1
         for (int j = 0; j < inside; ++j) {
           if (kKGrouped)
-            tma_store_3d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + slab_column(j), row0, group);
+            tma_store_3d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + wgrad_slab_column(kBlockN, j), row0, group);
           else
-            tma_store_2d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + slab_column(j), row0);
+            tma_store_2d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + wgrad_slab_column(kBlockN, j), row0);
         }
         bulk_commit_group();
         ++local;
@@ -425,28 +411,18 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
       mbar_wait(ready, static_cast<u32>(local) & 1u);  // C's tile is in the slabs, or they are free
 #pragma unroll
       for (int j = 0; j < kSlabs; ++j) {
-        const int i = slab_column(j) / 8;  // the slab's chunks: i and i + 1
+        const int i = wgrad_slab_column(kBlockN, j) / 8;  // the slab's chunks: i and i + 1
         const u32 slab = slabs + static_cast<u32>(j) * kSlabBytes;
 #pragma unroll
         for (int p = 0; p < 2; ++p) {
           // This access writes chunk i + q of the slab's two (q = p, or 1 - p for a flipped row).
           const bool second = (p == 1) != flip;
           const u32 q = second ? 1u : 0u;
-          const u32 chunk = ((2 * q + static_cast<u32>(lane % 4) / 2) ^ swizzle) << 4 | 8u * (lane % 2);
+          const u32 chunk = wgrad_slab_chunk(q, lane, swizzle);
           float v[4];
 #pragma unroll
           for (int e = 0; e < 4; ++e) v[e] = second ? acc[4 * (i + 1) + e] : acc[4 * i + e];
-          if (with_c) {
-            float c0, c1, c2, c3;
-            ld_shared_v2_f32(slab + row * 64 + chunk, c0, c1);
-            ld_shared_v2_f32(slab + (row + 8) * 64 + chunk, c2, c3);
-            v[0] += c0;
-            v[1] += c1;
-            v[2] += c2;
-            v[3] += c3;
-          }
-          st_shared_v2_f32(slab + row * 64 + chunk, v[0], v[1]);
-          st_shared_v2_f32(slab + (row + 8) * 64 + chunk, v[2], v[3]);
+          write_wgrad_chunk(v, slab + row * 64 + chunk, slab + (row + 8) * 64 + chunk, with_c);
         }
       }
       // This thread's slab writes become visible to the storer's TMA stores.
