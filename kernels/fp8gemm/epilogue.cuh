@@ -3,8 +3,9 @@
 // Pieces of the GEMM kernels' epilogues: what happens to a math thread's fp32 results of a
 // tile once its K loop is done. The forward kernel's (gemm_1d2d.cuh): split-K exchange,
 // bf16 slabs for TMA stores; the weight gradient's (gemm_1d1d.cuh): its fp32 slabs' layout
-// and the writes that add C to them. Accumulator fragments follow the wgmma m64 layout: element 4 i + {0, 1} is row r, columns 8 i + 2 (lane % 4) + {0, 1}, and
-// element 4 i + {2, 3} row r + 8 of the same columns.
+// and the writes that add C to them. Accumulator fragments follow the wgmma m64 layout:
+// element 4 i + {0, 1} is row r, columns 8 i + 2 (lane % 4) + {0, 1}, and element 4 i + {2, 3}
+// row r + 8 of the same columns.
 
 #include "fp8gemm/ptx.cuh"
 

@@ -193,10 +193,11 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
               mbar_wait_sleeping(pace_bars + 8 * (q - 1), static_cast<u32>(paced) & 1u);
             }
             if (kKGrouped)
-              tma_load_3d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + wgrad_slab_column(kBlockN, j), row0,
-                          group);
+              tma_load_3d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready,
+                          n0 + wgrad_slab_column(kBlockN, j), row0, group);
             else
-              tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready, n0 + wgrad_slab_column(kBlockN, j), row0);
+              tma_load_2d(slabs + static_cast<u32>(j) * kSlabBytes, &tmap_c, ready,
+                          n0 + wgrad_slab_column(kBlockN, j), row0);
           }
           paced += pace;
         } else {
@@ -206,7 +207,8 @@ __global__ void __launch_bounds__((Config::kBlockM / 64 + 1) * 128, 1)
 #pragma unroll 1
         for (int j = 0; j < inside; ++j) {
           if (kKGrouped)
-            tma_store_3d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + wgrad_slab_column(kBlockN, j), row0, group);
+            tma_store_3d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + wgrad_slab_column(kBlockN, j), row0,
+                         group);
           else
             tma_store_2d(&tmap_d, slabs + static_cast<u32>(j) * kSlabBytes, n0 + wgrad_slab_column(kBlockN, j), row0);
         }

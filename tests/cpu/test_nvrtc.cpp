@@ -141,8 +141,9 @@ TEST(Nvrtc, PlannedKernelsForRandomShapesTakeNoSlowPath) {
     EXPECT_FALSE(planned.binary->resources.slow_path())
         << planned.spec.slug() << ": " << planned.binary->resources.slow_path_reason();
     EXPECT_EQ(planned.compiled_and_skipped, 0) << planned.spec.slug();
-    std::printf("  m %-7lld n %-6lld k %-6lld groups %-3lld %s\n", static_cast<long long>(p.m), static_cast<long long>(p.n),
-                static_cast<long long>(p.k), static_cast<long long>(p.groups), planned.spec.slug().c_str());
+    std::printf("  m %-7lld n %-6lld k %-6lld groups %-3lld %s\n", static_cast<long long>(p.m),
+                static_cast<long long>(p.n), static_cast<long long>(p.k), static_cast<long long>(p.groups),
+                planned.spec.slug().c_str());
   }
 }
 

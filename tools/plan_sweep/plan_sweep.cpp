@@ -16,8 +16,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,29 +60,32 @@ int main(int argc, char** argv) {
 
   fp8gemm::host::RandomProblems draw(seed);
   std::vector<Job> work;
-  std::set<std::string> seen;
+  std::map<std::string, size_t> job_of;  // slug -> its job; a kernel keeps the best rank any problem gave it
   int unplanned = 0;
   for (int i = 0; i < problems; ++i) {
     const GemmProblem p = draw.next();
     std::vector<RankedConfig> ranked;
+    std::string why;
     try {
       ranked = rank_configs(cost_model_problem(p), DeviceTraits{});
+      if (ranked.empty()) why = "no config";
     } catch (const std::exception& e) {
-      std::printf("rank error: kind %d m %lld n %lld k %lld groups %lld: %s\n", static_cast<int>(p.kind),
+      why = e.what();
+    }
+    if (!why.empty()) {
+      std::printf("not planned: kind %d m %lld n %lld k %lld groups %lld: %s\n", static_cast<int>(p.kind),
                   static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
-                  static_cast<long long>(p.groups), e.what());
+                  static_cast<long long>(p.groups), why.c_str());
       ++unplanned;
       continue;
     }
-    if (ranked.empty()) {
-      std::printf("no config: kind %d m %lld n %lld k %lld groups %lld\n", static_cast<int>(p.kind),
-                  static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
-                  static_cast<long long>(p.groups));
-      ++unplanned;
-      continue;
+    for (int r = 0; r < candidates && r < static_cast<int>(ranked.size()); ++r) {
+      const auto [it, added] = job_of.emplace(ranked[r].spec.slug(), work.size());
+      if (added)
+        work.push_back({ranked[r].spec, r, p});
+      else if (r < work[it->second].rank)
+        work[it->second] = {ranked[r].spec, r, p};
     }
-    for (int r = 0; r < candidates && r < static_cast<int>(ranked.size()); ++r)
-      if (seen.insert(ranked[r].spec.slug()).second) work.push_back({ranked[r].spec, r, p});
   }
   std::printf("%d problems, %zu distinct kernels to compile on %d threads\n", problems, work.size(), jobs);
   std::fflush(stdout);
