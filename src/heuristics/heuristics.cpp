@@ -37,6 +37,14 @@ constexpr double kKBlockGapOneBuffer = 270, kKBlockGapTwoBuffers = 200;
 // +1.3 to +7.3 %, on N = 7168 (3.1 % padded rows at M = 4096, against 1.8 % padded columns)
 // -0.5 to -1.4 % (16 groups: +1.7 / +0.1 %).
 constexpr double kKBlockGapOneBufferKGrouped = 200;
+// The dense weight gradient's one-buffer tiles of two math warpgroups whose K loop runs whole
+// rounds of the stage ring unrolled, scales read while the wgmma runs (gemm_1d1d.cuh
+// kRoundsUnrolled: 144-155 columns, 4 stages or more): fitted to 7168x4096x16384, where
+// 128x152 s4 tiles (12 waves on 126 SMs) ran 0.7 % and 1.4 % faster than 128x128 s4 two-buffer
+// tiles (14 waves) in two runs of one process each (H100, docs/PERFORMANCE.md log 106; H200
+// log 107: +1 to +3 %), and 2112x4096x7168, where 128x144 s4 ran even with 192x128 s3
+// (+0.3 % H100, +0.5 % H200; log 107). The model counts whole waves; 200-215 reproduce both.
+constexpr double kKBlockGapUnrolledRing = 210;
 // The forward GEMM's 128-row tiles with two buffers: the exposed promotion grows with the
 // columns past 64 (fitted to 128x128 tiles, ~800 cycles per K block at 1.6 GHz against 512 of
 // tensor work: 4097x7168x16384 in 14 waves, 4096x7168 at M = 512 in one; 128x64 tiles at M =
@@ -67,7 +75,7 @@ constexpr double kWgradKBlockFactor = 1.25;  // estimate, not yet fitted
 // configs but not ranked: 2112x7168 at M = 4096 in 384 such tiles (2.91 waves) measured
 // 105.5 / 105.7 us against 104.0 / 101.2 for 352 tiles of 192 (2.67 waves): under the
 // power cap the SMs of a partial last wave are not lost, the busy ones run faster.)
-const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
+const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 152, 160, 192};
 
 // 256-row tiles (two 64-row waves per math warpgroup) whose K loop is long enough that a
 // tile's end costs little against its K blocks. There the planner also ranks the fourth stage
@@ -104,8 +112,13 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   const int buffers =
       l.math_warpgroups <= 2 && waves_per_warpgroup == 1 && c.block_n <= (l.math_warpgroups == 1 ? 144 : 128) ? 2 : 1;
   const bool wgrad = family(spec.kind).fp32_output;
+  // (The kernel's kRoundsUnrolled: one buffer, its scales in registers beside the
+  // accumulators, 2 x block_n / 2 + block_n / 4 + 30 <= the math registers, from 144 columns.)
+  const bool unrolled_ring = wgrad && !k_grouped && buffers == 1 && l.math_warpgroups == 2 && c.block_n >= 144 &&
+                             c.block_n + c.block_n / 4 + 30 <= l.math_registers && c.stages >= 4;
   auto k_block_gap = [&]() {
     if (buffers == 1 && k_grouped) return kKBlockGapOneBufferKGrouped;  // any number of math warpgroups
+    if (unrolled_ring) return kKBlockGapUnrolledRing;
     if (l.math_warpgroups == 3) return wgrad ? kKBlockGapThreeWarpgroups : kKBlockGapThreeWarpgroupsForward;
     if (buffers == 1) return kKBlockGapOneBuffer;
     if (l.math_warpgroups == 2 && !wgrad)
