@@ -44,7 +44,12 @@ constexpr double kKBlockGapOneBufferKGrouped = 200;
 // tiles (14 waves) in two runs of one process each (H100, docs/PERFORMANCE.md log 106; H200
 // log 107: +1 to +3 %), and 2112x4096x7168, where 128x144 s4 ran even with 192x128 s3
 // (+0.3 % H100, +0.5 % H200; log 107). The model counts whole waves; 200-215 reproduce both.
+// Measured with it on eight weight gradients (H100, log 109): as predicted (+0.6 to +6 %, one
+// even) where the tiles pad up to 1.8 % of N, but 4.2 % slower on 7168x2048x8192, where 14
+// tiles of 152 columns pad 3.9 % of N = 2048 and the model predicted 2.1 % faster: so only tiles
+// that pad at most kUnrolledRingMaxPadding of N take it.
 constexpr double kKBlockGapUnrolledRing = 210;
+constexpr double kUnrolledRingMaxPadding = 0.03;
 // The forward GEMM's 128-row tiles with two buffers: the exposed promotion grows with the
 // columns past 64 (fitted to 128x128 tiles, ~800 cycles per K block at 1.6 GHz against 512 of
 // tensor work: 4097x7168x16384 in 14 waves, 4096x7168 at M = 512 in one; 128x64 tiles at M =
@@ -114,8 +119,10 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   const bool wgrad = family(spec.kind).fp32_output;
   // (The kernel's kRoundsUnrolled: one buffer, its scales in registers beside the
   // accumulators, 2 x block_n / 2 + block_n / 4 + 30 <= the math registers, from 144 columns.)
+  const double padded_columns = static_cast<double>(l.n_blocks) * c.block_n / static_cast<double>(spec.n) - 1.0;
   const bool unrolled_ring = wgrad && !k_grouped && buffers == 1 && l.math_warpgroups == 2 && c.block_n >= 144 &&
-                             c.block_n + c.block_n / 4 + 30 <= l.math_registers && c.stages >= 4;
+                             c.block_n + c.block_n / 4 + 30 <= l.math_registers && c.stages >= 4 &&
+                             padded_columns <= kUnrolledRingMaxPadding;
   auto k_block_gap = [&]() {
     if (buffers == 1 && k_grouped) return kKBlockGapOneBufferKGrouped;  // any number of math warpgroups
     if (unrolled_ring) return kKBlockGapUnrolledRing;

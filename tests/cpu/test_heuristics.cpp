@@ -250,13 +250,15 @@ TEST(Heuristics, WeightGradientCandidates) {
     for (const KernelSpec& s : c) EXPECT_EQ(s.kind, KernelKind::Gemm1D1D);
   }
   // 192-row tiles where they fill the SMs better (measured: 576x4096x7168 40 us against 46
-  // for 128x160); on long K 128x152 with the unrolled ring (12 waves, against 14 for the
-  // two-buffer 128x128 and its 1134 us against 1173 for 192x128).
+  // for 128x160); on long K 128x152 with the unrolled ring, 12 waves (1.5 % faster than the
+  // two-buffer 128x128 in 14; docs/PERFORMANCE.md log 109), but not where 152 columns pad N
+  // by more than 3 % (7168x2048x8192: 4.2 % slower than 128x128).
   EXPECT_EQ(rank_configs({KernelKind::Gemm1D1D, 576, 4096, 7168}, h200).front().spec.config.block_m, 192);
   const KernelConfig long_k = rank_configs({KernelKind::Gemm1D1D, 7168, 4096, 16384}, h200).front().spec.config;
   EXPECT_EQ(long_k.block_m, 128);
   EXPECT_EQ(long_k.block_n, 152);
   EXPECT_EQ(long_k.group_n, 8);
+  EXPECT_EQ(rank_configs({KernelKind::Gemm1D1D, 7168, 2048, 8192}, h200).front().spec.config.block_n, 128);
   // Bound by HBM: stripes as wide as N (whole rows of D per wave).
   const KernelConfig short_k = rank_configs({KernelKind::Gemm1D1D, 32768, 4096, 512}, h200).front().spec.config;
   EXPECT_EQ(short_k.group_n, (4096 + short_k.block_n - 1) / short_k.block_n);
