@@ -118,7 +118,8 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
       l.math_warpgroups <= 2 && waves_per_warpgroup == 1 && c.block_n <= (l.math_warpgroups == 1 ? 144 : 128) ? 2 : 1;
   const bool wgrad = family(spec.kind).fp32_output;
   // The share of the tiles' columns that lies past N.
-  const double padded_columns = static_cast<double>(l.n_blocks) * c.block_n / static_cast<double>(spec.n) - 1.0;
+  const double padded_columns =
+      spec.n > 0 ? static_cast<double>(l.n_blocks) * c.block_n / static_cast<double>(spec.n) - 1.0 : 0.0;
   // (The kernel's kRoundsUnrolled: one buffer, its scales in registers beside the
   // accumulators, 2 x block_n / 2 + block_n / 4 + 30 <= the math registers, from 144 columns.)
   const bool unrolled_ring = wgrad && !k_grouped && buffers == 1 && l.math_warpgroups == 2 && c.block_n >= 144 &&
