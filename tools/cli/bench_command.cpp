@@ -59,6 +59,7 @@ struct Row {
   double rel_diff = -1;  // fp8gemm vs cuBLASLt, relative Frobenius
   int sets = 0, calls_per_graph = 0;
   double sm_mhz = 0;  // median SM clock read after each call (replay) of the reported timing; 0: none
+  double clock_held = -1;  // share of those readings with the clock held down (power cap, heat); -1: none
 };
 
 // One copy of a problem's inputs and outputs.
@@ -265,11 +266,14 @@ double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t
   return median(per_call);
 }
 
-// The median of the SM clocks read since the last take (MHz; 0: none read), and forgets them.
-double take_clock_mhz(const Timing& timing) {
-  if (timing.clock == nullptr) return 0;
-  const std::vector<double> mhz = timing.clock->take();
-  return mhz.empty() ? 0 : median(mhz);
+// The median of the SM clocks read since the last take (MHz; 0: none read) into `mhz`, the share
+// of readings that found the clock held down into `held` (-1: none), and forgets them. (Both
+// may be null: the readings are only dropped.)
+void take_clock(const Timing& timing, double* mhz, double* held) {
+  if (timing.clock == nullptr) return;
+  const SmClock::Samples s = timing.clock->take();
+  if (mhz != nullptr) *mhz = s.mhz.empty() ? 0 : median(s.mhz);
+  if (held != nullptr) *held = s.reasons_read > 0 ? static_cast<double>(s.held) / s.reasons_read : -1;
 }
 
 // The host cost of one call, warm: 64 calls enqueued back to back (the device keeps up, so this
@@ -294,9 +298,9 @@ void time_ours(Row* row, const Call& ours, double flops, double bytes, int sets,
   cuda_check(cudaStreamSynchronize(stream), "first call");
   if (after_first_call) after_first_call();
   row->host_us = host_us_per_call(ours, sets, timing, stream);
-  take_clock_mhz(timing);  // (only the timed calls' clocks count)
+  take_clock(timing, nullptr, nullptr);  // (only the timed calls' clocks count)
   row->us = time_calls(ours, sets, timing, stream, &row->calls_per_graph, &row->event_us);
-  row->sm_mhz = take_clock_mhz(timing);
+  take_clock(timing, &row->sm_mhz, &row->clock_held);
   row->tflops = flops / row->us * 1e-6;
   row->gbs = bytes / row->us * 1e-3;
 }
@@ -375,9 +379,9 @@ void time_cublas(Row* row, double flops, int algorithms, const Call& ours,
   const Call fastest = [&](int i, cudaStream_t st) { theirs(best_algo, i, st); };
   row->cublas_host_us = host_us_per_call(fastest, sets, timing, stream);
   std::pair<double, double> events{row->event_us, 0.0};
-  take_clock_mhz(timing);
+  take_clock(timing, nullptr, nullptr);
   const auto [us, cublas_us] = time_paired(ours, fastest, sets, timing, stream, &events);
-  row->sm_mhz = take_clock_mhz(timing);  // (both libraries' calls, in alternation)
+  take_clock(timing, &row->sm_mhz, &row->clock_held);  // (both libraries' calls, in alternation)
   row->event_us = events.first;
   row->cublas_event_us = events.second;
   row->gbs *= row->us / us;
@@ -1115,7 +1119,9 @@ int run_bench(const BenchOptions& o) {
                        r.cublas_tflops > 0 ? fmt::format("{:.1f}", r.cublas_tflops) : "-",
                        r.cublas_us > 0 ? fmt::format("{:.2f}x", r.cublas_us / r.us) : "-",
                        r.rel_diff >= 0 ? fmt::format("{:.1e}", r.rel_diff) : "-",
-                       r.sm_mhz > 0 ? fmt::format("{}  {:.0f} MHz", r.kernel, r.sm_mhz) : r.kernel,
+                       r.sm_mhz > 0 ? fmt::format("{}  {:.0f} MHz{}", r.kernel, r.sm_mhz,
+                                                  r.clock_held > 0 ? fmt::format(" (held {:.0f}%)", 100 * r.clock_held) : "")
+                                    : r.kernel,
                        bad ? "  MISMATCH" : (r.cublas_note.empty() ? "" : "  (cuBLASLt: " + r.cublas_note + ")"));
   };
   // A config the form's kernel does not take (Error InvalidArgument): a "skipped" line.
@@ -1229,7 +1235,9 @@ int run_bench(const BenchOptions& o) {
                 ", rotating input copies (>= 256 MB), random data" +
                 (SmClock::instance(device->ordinal, nullptr) != nullptr
                      ? "; sm_mhz: median SM clock (NVML) read right after each timed call or replay (with "
-                       "cuBLASLt: both libraries' calls in alternation)"
+                       "cuBLASLt: both libraries' calls in alternation); sm_clock_held: the share of those "
+                       "readings whose clock event reasons had the clock held down (power cap, thermal or "
+                       "hardware slowdown)"
                      : "") +
                 (o.b_constant ? "; gemm_fp8_nt with GemmOptions::b_constant" : "") +
                 (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "") +
@@ -1253,6 +1261,7 @@ int run_bench(const BenchOptions& o) {
     }
     if (!r.cublas_note.empty()) jr["cublaslt_note"] = r.cublas_note;
     if (r.sm_mhz > 0) jr["sm_mhz"] = r.sm_mhz;
+    if (r.clock_held >= 0) jr["sm_clock_held"] = r.clock_held;
     if (o.kernel_time) {
       jr["event_us"] = r.event_us;
       jr["cublaslt_event_us"] = r.cublas_event_us;

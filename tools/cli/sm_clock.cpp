@@ -14,10 +14,16 @@ using InitFn = int (*)();
 using HandleByBusIdFn = int (*)(const char*, NvmlDevice*);
 using ClockInfoFn = int (*)(NvmlDevice, int, unsigned*);
 using ErrorStringFn = const char* (*)(int);
+using ClockReasonsFn = int (*)(NvmlDevice, unsigned long long*);
 constexpr int kNvmlClockSm = 1;  // NVML_CLOCK_SM
+// Clock event reasons that hold the clock down under load: software power cap (0x4), hardware
+// slowdown (0x8), software thermal slowdown (0x20), hardware thermal slowdown (0x40), hardware
+// power brake (0x80). (Not idle 0x1, application clocks 0x2, sync boost 0x10.)
+constexpr unsigned long long kHeldReasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
 
 struct Nvml {
   ClockInfoFn clock_info = nullptr;
+  ClockReasonsFn clock_reasons = nullptr;  // nullptr: this NVML has neither name of the call
   ErrorStringFn error_string = nullptr;
   NvmlDevice device = nullptr;
 };
@@ -36,6 +42,10 @@ std::string open(int device) {
   auto by_bus_id = reinterpret_cast<HandleByBusIdFn>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
   nvml.clock_info = reinterpret_cast<ClockInfoFn>(dlsym(lib, "nvmlDeviceGetClockInfo"));
   nvml.error_string = reinterpret_cast<ErrorStringFn>(dlsym(lib, "nvmlErrorString"));
+  // (Named "...ClocksEventReasons" since driver 535, "...ClocksThrottleReasons" before.)
+  nvml.clock_reasons = reinterpret_cast<ClockReasonsFn>(dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons"));
+  if (nvml.clock_reasons == nullptr)
+    nvml.clock_reasons = reinterpret_cast<ClockReasonsFn>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
   if (init == nullptr || by_bus_id == nullptr || nvml.clock_info == nullptr) return "libnvidia-ml lacks the clock API";
   if (const int r = init(); r != 0) return "nvmlInit: " + error_text(r);
   // (NVML numbers devices its own way: the CUDA device is found by its PCI bus id.)
@@ -61,13 +71,18 @@ SmClock* SmClock::instance(int device, std::string* why) {
 
 void SmClock::sample() {
   unsigned mhz = 0;
-  if (nvml.clock_info(nvml.device, kNvmlClockSm, &mhz) == 0 && mhz > 0) samples_.push_back(mhz);
+  if (nvml.clock_info(nvml.device, kNvmlClockSm, &mhz) == 0 && mhz > 0) samples_.mhz.push_back(mhz);
+  unsigned long long reasons = 0;
+  if (nvml.clock_reasons != nullptr && nvml.clock_reasons(nvml.device, &reasons) == 0) {
+    ++samples_.reasons_read;
+    if ((reasons & kHeldReasons) != 0) ++samples_.held;
+  }
 }
 
-std::vector<double> SmClock::take() {
-  std::vector<double> v;
-  v.swap(samples_);
-  return v;
+SmClock::Samples SmClock::take() {
+  Samples s;
+  std::swap(s, samples_);
+  return s;
 }
 
 }  // namespace fp8gemm::cli

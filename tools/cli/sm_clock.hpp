@@ -4,6 +4,7 @@
 // tool runs without it) reports it. `bench` reads it after every timed call and reports the
 // median per row: under FP8 load the card's clock follows its power draw, so two times of one
 // kernel can differ by the clock alone, and time x clock (cycles) is what compares kernels.
+// With it the clock's event reasons: how often the power cap (or heat) held the clock down.
 
 #include <string>
 #include <vector>
@@ -16,15 +17,24 @@ class SmClock {
   // nullptr (and `why`) when NVML cannot be opened or does not know the device.
   static SmClock* instance(int device, std::string* why);
 
-  // Reads the current SM clock and keeps it (an unreadable clock is not kept).
+  // What the readings since the last take hold: the clocks in MHz, and of the readings whose
+  // clock event reasons NVML gave, how many found the clock held down by the power cap, a
+  // thermal limit or a hardware slowdown (not by idleness or an application setting).
+  struct Samples {
+    std::vector<double> mhz;
+    int reasons_read = 0, held = 0;
+  };
+
+  // Reads the current SM clock and its event reasons and keeps them (an unreadable clock is
+  // not kept; unreadable reasons are not counted).
   void sample();
 
-  // The clocks kept since the last take, in MHz, and forgets them.
-  std::vector<double> take();
+  // The readings kept since the last take, and forgets them.
+  Samples take();
 
  private:
   SmClock() = default;
-  std::vector<double> samples_;
+  Samples samples_;
 };
 
 }  // namespace fp8gemm::cli
