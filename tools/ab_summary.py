@@ -19,6 +19,10 @@ directories' base names, must not contain '-': the file names are split at the l
 compare configs inside one process (`bench --config A --config B`, one JSON per round); the
 files' <build> part is then only a label, and --base names a kernel (a config name such as
 bm128_bn192_s4_g8_ts).
+Where the rows carry the SM clock read after their timed calls (`sm_mhz`, `sm_clock_held`),
+each table ends with a line per column: the median clock over its rows and rounds and the mean
+share of readings with the clock held down (power cap, heat), which tells a build that ran
+slower from one that met a throttled card.
 """
 import glob
 import json
@@ -67,6 +71,7 @@ def main(argv):
     pattern = re.compile(r"^(?P<set>.+)-(?P<build>[^-]+)-(?P<round>\d+)\.json$")
     # set -> build -> shape -> [tflops]; builds in the order of their first file's mtime
     data, first_seen = {}, {}
+    clocks = {}  # set -> build -> ([sm_mhz], [sm_clock_held])
     for d in argv:
         for path in glob.glob(os.path.join(d, "*.json")):
             m = pattern.match(os.path.basename(path))
@@ -87,6 +92,11 @@ def main(argv):
                 shapes = data.setdefault(m.group("set"), {}).setdefault(build, {})
                 kernel = r.get("kernel", "?") if not by_kernel and per_shape[shape_key(r)] > 1 else None
                 shapes.setdefault((shape_key(r), kernel), []).append(r["tflops"])
+                mhz, held = clocks.setdefault(m.group("set"), {}).setdefault(build, ([], []))
+                if r.get("sm_mhz", 0) > 0:
+                    mhz.append(r["sm_mhz"])
+                if r.get("sm_clock_held", -1) >= 0:
+                    held.append(r["sm_clock_held"])
     if not data:
         sys.stderr.write("no <set>-<build>-<round>.json files found\n")
         return 1
@@ -124,6 +134,15 @@ def main(argv):
         geo = ["geomean"] + [f"{math.exp(sum(v) / len(v)):.1f}" if v else "-" for v in logs.values()]
         geo += [f"{math.exp(sum(v) / len(v)):.3f}" if v else "-" for v in ratio_logs.values()]
         print("| " + " | ".join(geo) + " |")
+        if any(clocks[set_name][b][0] for b in order):
+            parts = []
+            for b in order:
+                mhz, held = clocks[set_name][b]
+                part = f"{b} {statistics.median(mhz):.0f} MHz" if mhz else f"{b} -"
+                if held:
+                    part += f", held {100 * statistics.mean(held):.0f} %"
+                parts.append(part)
+            print("clock after the timed calls (median over rows and rounds; mean share held down): " + "; ".join(parts))
     return 0
 
 
