@@ -19,6 +19,9 @@ directories' base names, must not contain '-': the file names are split at the l
 compare configs inside one process (`bench --config A --config B`, one JSON per round); the
 files' <build> part is then only a label, and --base names a kernel (a config name such as
 bm128_bn192_s4_g8_ts).
+Each table then gives each build's spread between rounds: per shape (max - min) / median of its
+rounds, the median of that over the shapes and the largest with its shape. A ratio smaller than
+the spread of the shape's rows is not a measured difference; take more rounds.
 Where the rows carry the SM clock read after their timed calls (`sm_mhz`, `sm_clock_held`),
 each table ends with a line per column: the median clock over its rows and rounds and the mean
 share of readings with the clock held down (power cap, heat), which tells a build that ran
@@ -134,6 +137,16 @@ def main(argv):
         geo = ["geomean"] + [f"{math.exp(sum(v) / len(v)):.1f}" if v else "-" for v in logs.values()]
         geo += [f"{math.exp(sum(v) / len(v)):.3f}" if v else "-" for v in ratio_logs.values()]
         print("| " + " | ".join(geo) + " |")
+        spreads = []
+        for b in order:
+            per_shape = [((max(v) - min(v)) / statistics.median(v), key) for key, v in builds[b].items() if len(v) > 1]
+            if per_shape:
+                worst = max(per_shape, key=lambda x: x[0])
+                spreads.append(f"{b} {100 * statistics.median(x[0] for x in per_shape):.1f} % "
+                               f"(largest {100 * worst[0]:.1f} %: {shape_name(worst[1])})")
+            else:
+                spreads.append(f"{b} - (one round)")
+        print("spread between rounds ((max - min) / median per shape; median over shapes, largest): " + "; ".join(spreads))
         if any(clocks[set_name][b][0] for b in order):
             parts = []
             for b in order:
