@@ -3,8 +3,10 @@
 // The GPU's SM clock as the driver's management library (NVML, opened at run time, so the
 // tool runs without it) reports it. `bench` reads it after every timed call and reports the
 // median per row: under FP8 load the card's clock follows its power draw, so two times of one
-// kernel can differ by the clock alone, and time x clock (cycles) is what compares kernels.
-// With it the clock's event reasons: how often the power cap (or heat) held the clock down.
+// kernel can differ by the clock alone. The reading comes after each call, not from inside it
+// (isolated calls: it does not follow the kernel's own clock, see the README), so it tells the
+// card's power state, not the kernel's cycles. With it the clock's event reasons: how often the
+// power cap (or heat) held the clock down.
 
 #include <string>
 #include <vector>
