@@ -24,8 +24,8 @@ rounds, the median of that over the shapes and the largest with its shape. A rat
 the spread of the shape's rows is not a measured difference; take more rounds.
 Where the rows carry the SM clock read after their timed calls (`sm_mhz`, `sm_clock_held`),
 each table ends with a line per column: the median clock over its rows and rounds and the mean
-share of readings with the clock held down (power cap, heat), which tells a build that ran
-slower from one that met a throttled card.
+share of readings with the clock held down (power cap, heat): a hint whether a build met a
+throttled card (the readings come after the calls, not from inside the kernels).
 """
 import glob
 import json
