@@ -311,6 +311,8 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
     // and k steps only add to the start address (a k32 step is 32 bytes: +2).
     const u64 desc_a0 = smem_desc_sw128(smem_a + wg_row0 * 128);
     const u64 desc_b0 = smem_desc_sw128(smem_b);
+    // In a pair, lane c of each warp releases stages on CTA c (both arrivals in one instruction).
+    const u32 empty_bars_lane = kStageSharers == 1 ? empty_bars : map_shared_to_cta(empty_bars, lane % kStageSharers);
 
     float acc[kWaves][kAccum];
     float part[kBuffers][kAccum];
@@ -335,12 +337,11 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
       const float s02 = kScaleRows == 3 ? sa0 * sb2 : s01, s12 = kScaleRows == 3 ? sa1 * sb2 : s11;
       if (release) {
         __syncwarp();
-        if (lane == 0) {
+        if (lane < kStageSharers) {
           if constexpr (kStageSharers == 1) {
             mbar_arrive_after(empty_bars + 8 * stage, s00, s11);
           } else {
-#pragma unroll
-            for (int c = 0; c < kStageSharers; ++c) mbar_arrive_cluster(empty_bars + 8 * stage, c, s00, s11);
+            mbar_arrive_mapped(empty_bars_lane + 8 * stage, s00, s11);
           }
         }
       }
@@ -460,12 +461,11 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
           auto pass_over = [&](int stage, u32 phase) {
             mbar_wait(full_bars + 8 * stage, phase);
             __syncwarp();
-            if (lane == 0) {
+            if (lane < kStageSharers) {
               if constexpr (kStageSharers == 1) {
                 mbar_arrive(empty_bars + 8 * stage);
               } else {
-#pragma unroll
-                for (int c = 0; c < kStageSharers; ++c) mbar_arrive_cluster(empty_bars + 8 * stage, c, 0.0f, 0.0f);
+                mbar_arrive_mapped(empty_bars_lane + 8 * stage, 0.0f, 0.0f);
               }
             }
           };

@@ -236,20 +236,13 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
-// Arrives on the barrier at the same shared-memory offset in CTA `cta` of the cluster
-// (release at CTA scope, the default: cluster scope would wait for this thread's
-// outstanding global stores). The scale products `u0`, `u1` are inputs only so that
-// the shared loads they came from are complete before the arrival (which lets the
+// Arrives on the barrier at a shared::cluster address (map_shared_to_cta: the barrier of
+// this or another CTA of the cluster), release at CTA scope (cluster scope would wait for
+// this thread's outstanding global stores). The scale products `u0`, `u1` are inputs only
+// so that the shared loads they came from are complete before the arrival (which lets the
 // stage be refilled).
-__device__ __forceinline__ void mbar_arrive_cluster(u32 bar, u32 cta, float u0, float u1) {
-  asm volatile(
-      "{\n"
-      " .reg .b32 remote;\n"
-      " mapa.shared::cluster.u32 remote, %0, %1;\n"
-      " mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
-      "}\n" ::"r"(bar),
-      "r"(cta), "f"(u0), "f"(u1)
-      : "memory");
+__device__ __forceinline__ void mbar_arrive_mapped(u32 cluster_addr, float u0, float u1) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr), "f"(u0), "f"(u1) : "memory");
 }
 
 // Arrives on the barrier at the same offset in CTA `cta`, releasing at cluster scope:
