@@ -93,8 +93,9 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 192 || kBlockM == 256, "64, 128, 192 or 256 rows");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "wgmma N");
   static_assert(kMulticast >= 0 && kMulticast <= 2, "multicast mode");
-  static_assert(kGrouping == 0 || (kMulticast == 0 && kSplitK == 1 && (kBlockM <= 128 || (kGrouping == 2 && kBlockM == 256))),
-                "grouped: plain 64/128-row tiles (masked: also 256)");
+  static_assert(kGrouping == 0 || ((kMulticast == 0 || (kGrouping == 1 && kMulticast == 2)) && kSplitK == 1 &&
+                                    (kBlockM <= 128 || (kGrouping == 2 && kBlockM == 256))),
+                "grouped: 64/128-row tiles (masked: also 256), no split-K; contiguous: also B pairs");
   static_assert(kSplitK == 1 || (kSplitK == 2 && kMulticast == 0 && kKBlocks >= 2), "split-K over a pair");
   static_assert(kEarlyB == 0 || (kGrouping == 0 && kEarlyB <= kStages), "early B: dense, at most kStages");
   static_assert(kSplitK == 1 || kTmaStore == 0 || kBlockN % 128 == 0, "each CTA stores whole 64-column slabs");
@@ -257,7 +258,19 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
                                   m_block * kBlockM + static_cast<int>(rank) * (kBlockM / 2), 0x3);
           else
             tma_load_2d(a_dst, &tmap_a, full, kb * 128, tr.row0);
-          if (!b_loading) load_b_stage(full, smem_b + cursor.stage * kBBytes, kb, b_row0);
+          if constexpr (kGrouping == 1 && kMulticast == 2) {
+            // A contiguous pair shares B only when both its M blocks use one expert;
+            // otherwise each CTA loads both halves of its own.
+            const u32 b_dst = smem_b + cursor.stage * kBBytes;
+            if (tiles.share_b) {
+              load_b_stage(full, b_dst, kb, b_row0);
+            } else {
+              tma_load_2d(b_dst, &tmap_b, full, kb * 128, b_row0);
+              tma_load_2d(b_dst + kBBytes / 2, &tmap_b, full, kb * 128, b_row0 + kBlockN / 2);
+            }
+          } else {
+            if (!b_loading) load_b_stage(full, smem_b + cursor.stage * kBBytes, kb, b_row0);
+          }
           tma_load_2d(smem_sfa + cursor.stage * kSfaBytes, &tmap_sfa, full, tr.row0, kb);
           cursor.advance();
         }
@@ -371,8 +384,10 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
 #pragma unroll
           for (int w = 0; w < kWaves; ++w) {
             const int r = tr.row0 + wg_row0 + w * 64 + wave_row;
-            row_group[w][0] = ldg_s32(group_info + r);
-            row_group[w][1] = ldg_s32(group_info + r + 8);
+            // (A B pair's partner past M has no rows: nothing to read, nothing stored.)
+            const bool rows_exist = kPairM == 1 || r < m;
+            row_group[w][0] = rows_exist ? ldg_s32(group_info + r) : -1;
+            row_group[w][1] = rows_exist ? ldg_s32(group_info + r + 8) : -1;
           }
         }
       }

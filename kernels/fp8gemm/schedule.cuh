@@ -66,6 +66,11 @@ __device__ __forceinline__ int grouped_m_blocks(int m, int groups, int group_row
   return kGrouping == 2 ? groups * ((group_rows + kBlockM - 1) / kBlockM) : (m + kBlockM - 1) / kBlockM;
 }
 
+__device__ __forceinline__ int contiguous_group(const int* group_info, int row0, int groups) {
+  const int g = ldg_s32(group_info + row0);
+  return g < 0 || g >= groups ? 0 : g;
+}
+
 template <int kGrouping, int kBlockM>
 __device__ __forceinline__ TileRows tile_rows(int m_block, int m, const int* group_info, int groups) {
   static_assert(kGrouping == 0 || kGrouping == 1, "masked tiles come from next_masked_tile");
@@ -73,10 +78,22 @@ __device__ __forceinline__ TileRows tile_rows(int m_block, int m, const int* gro
   if constexpr (kGrouping == 0) {
     return {row0, m, 0};
   } else {
-    int g = ldg_s32(group_info + row0);
-    if (g < 0 || g >= groups) g = 0;
-    return {row0, m, g};
+    return {row0, m, contiguous_group(group_info, row0, groups)};
   }
+}
+
+// A contiguous B pair (two neighbouring M blocks, the even one always inside M): the CTA's
+// rows and expert; share_b: both blocks use that expert (then they share B). A partner past
+// M takes the even block's expert (its rows are neither read from group_info nor stored).
+template <int kBlockM>
+__device__ __forceinline__ TileRows contiguous_pair_rows(int m_block, int m, const int* group_info, int groups,
+                                                         bool& share_b) {
+  const int even = m_block & ~1;
+  const int g_even = contiguous_group(group_info, even * kBlockM, groups);
+  const int odd_row0 = (even + 1) * kBlockM;
+  const int g_odd = odd_row0 < m ? contiguous_group(group_info, odd_row0, groups) : g_even;
+  share_b = g_even == g_odd;
+  return {m_block * kBlockM, m, m_block == even ? g_even : g_odd};
 }
 
 // K blocks of a group of k columns (0 for an empty group or a bad negative value).
@@ -196,6 +213,7 @@ struct ForwardTiles {
   const int* group_info;
   int groups, group_rows;
   u32 rank;
+  bool share_b = true;  // contiguous B pairs: the last tile's two M blocks use one expert
   MaskedWalk<kBlockM, kSuperN> walk;
   __device__ __forceinline__ ForwardTiles(int m_, int super_m_, int num_super_, const int* group_info_, int groups_,
                                           int group_rows_, u32 rank_)
@@ -214,7 +232,10 @@ struct ForwardTiles {
     } else {
       if (st >= num_super) return false;
       pair_tile_coords<kSuperN, kGroupN, kPairM, kPairN, kAlongM>(st, super_m, rank, m_block, n_block);
-      tr = tile_rows<kGrouping, kBlockM>(m_block, m, group_info, groups);
+      if constexpr (kGrouping == 1 && kPairM == 2)
+        tr = contiguous_pair_rows<kBlockM>(m_block, m, group_info, groups, share_b);
+      else
+        tr = tile_rows<kGrouping, kBlockM>(m_block, m, group_info, groups);
       return true;
     }
   }

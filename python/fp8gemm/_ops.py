@@ -100,7 +100,7 @@ def gemm_fp8_nt_grouped_contiguous(a, a_scales, b, b_scales, out, m_indices, gro
     [G, ceil(N/128), ceil(K/128)]; groups: G (default: b's first dimension when 3-D, else
     b's rows / N). Experts' segments of a start at multiples of 128 rows.
     config: a KernelConfig (or dict) to run exactly that kernel (a forward config with
-    block_m 64 or 128; no multicast or split-K), else the library plans it."""
+    block_m 64 or 128; multicast 0 or 2 (pairs sharing B); no split-K), else the library plans it."""
     ops = Operands("gemm_fp8_nt_grouped_contiguous", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales, stacked_b=True)
     d = ops.matrix("out", out, BF16, written=True)

@@ -297,8 +297,8 @@ class GemmTest(unittest.TestCase):
                   fp8gemm.KernelConfig()),
             bad=((fp8gemm.KernelConfig(block_m=256), (f"{fn}: config", "block_m=256 must be 64 or 128")),
                  ({"block_m": 192, "block_n": 96}, (f"{fn}: config", "block_m=192 must be 64 or 128")),
-                 (fp8gemm.KernelConfig(multicast=1), (f"{fn}: config", "no multicast or split-K")),
-                 ({"split_k": 2}, (f"{fn}: config", "no multicast or split-K")),
+                 (fp8gemm.KernelConfig(multicast=1), (f"{fn}: config", "only on B (multicast 0 or 2)")),
+                 ({"split_k": 2}, (f"{fn}: config", "has no split-K")),
                  ({"block_n": 120}, (f"{fn}: config", "block_n=120")),
                  ({"stages": 1}, (f"{fn}: config", "stages=1")),
                  ({"tma_store": 3}, (f"{fn}: config", "tma_store = 3"))))

@@ -24,26 +24,26 @@ bool masked_ranks(int block_m, int64_t group_m) { return block_m != 192 && !(blo
 
 std::string dense_rules(const KernelSpec&) { return ""; }
 
-// A tile never mixes experts: contiguous segments are 128-row aligned. A masked tile lies
-// inside its expert's max_m rows or ends past them (rows past masked_m are computed, never
-// stored), so masked problems may also take 256-row tiles.
-std::string grouped_features(const KernelConfig& c) {
-  if (c.multicast != 0 || c.split_k != 1) return "the grouped kernels have no multicast or split-K";
-  return "";
-}
-
+// A tile never mixes experts: contiguous segments are 128-row aligned. Contiguous tiles may
+// run in CTA pairs sharing B (two M blocks; where they lie in two experts each CTA loads its
+// own B).
 std::string contiguous_rules(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   if (c.block_m != 64 && c.block_m != 128)
     return fmt::format("block_m={} must be 64 or 128 (contiguous grouped)", c.block_m);
-  return grouped_features(c);
+  if (c.multicast == 1 || c.split_k != 1)
+    return "the contiguous grouped kernel pairs CTAs only on B (multicast 0 or 2) and has no split-K";
+  return "";
 }
 
+// A masked tile lies inside its expert's max_m rows or ends past them (rows past masked_m
+// are computed, never stored), so masked problems may also take 256-row tiles.
 std::string masked_rules(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   if (c.block_m != 64 && c.block_m != 128 && c.block_m != 256)
     return fmt::format("block_m={} must be 64, 128 or 256 (masked grouped)", c.block_m);
-  return grouped_features(c);
+  if (c.multicast != 0 || c.split_k != 1) return "the masked grouped kernel has no multicast or split-K";
+  return "";
 }
 
 GeneratedKernel generate(const KernelSpec& spec) {

@@ -92,6 +92,14 @@ const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 152, 160, 192};
 // pair's lockstep weigh more per K block).
 bool long_k_loop(int block_m, int64_t k) { return block_m == 256 && (k + 127) / 128 >= 96; }
 
+// Contiguous 128-row tiles with at least 32 K blocks: CTA pairs over two M blocks share B
+// where both lie in one expert. Measured (H100, docs/PERFORMANCE.md log 117): 128x192 s4 on
+// the contiguous sets, isolated calls, K = 7168 +1.8-3 %, K = 4096 -2 to +2 %, K <= 3072
+// -3 to +2 %; under sustained load (power cap) K >= 4096 +1-6 %, K = 2048 -0.7 %.
+bool contiguous_b_pairs(int m_grouping, int block_m, int64_t k) {
+  return m_grouping == 1 && block_m == 128 && (k + 127) / 128 >= 32;
+}
+
 // L2 bytes one CTA reads per K block: a multicast operand is read once per pair.
 double l2_bytes_per_k_block(const KernelConfig& c, int64_t m) {
   const double rows_a = static_cast<double>(std::min<int64_t>(c.block_m, m));
@@ -276,6 +284,9 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
           // N blocks (three runs). (Compute-bound shapes: no gain measured; not for k-grouped.)
           if (f.wide_stripes_when_memory_bound && prediction.memory_us >= prediction.compute_us)
             spec.config.group_n = std::min<int>(64, static_cast<int>((n + block_n - 1) / block_n));
+          // Contiguous stripes count super M blocks: a B pair's stripe of 4 spans the 8 M
+          // blocks of an unpaired one (4 x 8192 rows, 4096x2048: DRAM reads 200 -> 144 MB).
+          if (f.m_grouping == 1 && multicast == 2) spec.config.group_n = 4;
           if (ranked_as_other) {
             spec.kind = kind;
             if (f.k_at_run_time) spec.k = 0;
@@ -301,9 +312,10 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
     return l2_bytes_per_k_block(c, m) / (static_cast<double>(c.block_m) * c.block_n);
   };
   // On long K loops of 256-row tiles, A multicast first: see long_k_loop.
-  auto multicast_rank = [k](const RankedConfig& r) {
+  auto multicast_rank = [k, &f](const RankedConfig& r) {
     const KernelConfig& c = r.spec.config;
     if (long_k_loop(c.block_m, k)) return c.multicast == 1 ? 0 : c.multicast == 0 ? 1 : 2;
+    if (contiguous_b_pairs(f.m_grouping, c.block_m, k)) return c.multicast == 2 ? 0 : c.multicast == 0 ? 1 : 2;
     return c.multicast == 0 ? 0 : 1;
   };
   // Among equal predictions of a problem that the tensor cores bound, with rows for

@@ -229,8 +229,8 @@ TEST(ApiWithoutGpu, GroupedConfigsAreCheckedBeforeLaunch) {
     const char* why;
   } bad[] = {
       {"contiguous", KernelConfig{192, 128, 4, 8}, "block_m=192 must be 64"},
-      {"contiguous", KernelConfig{128, 128, 4, 8, 1}, "no multicast or split-K"},
-      {"contiguous", KernelConfig{128, 128, 4, 8, 0, -1, 2}, "no multicast or split-K"},
+      {"contiguous", KernelConfig{128, 128, 4, 8, 1}, "only on B (multicast 0 or 2) and has no split-K"},
+      {"contiguous", KernelConfig{128, 128, 4, 8, 0, -1, 2}, "only on B (multicast 0 or 2) and has no split-K"},
       {"contiguous", KernelConfig{128, 200, 4, 8}, "block_n=200"},
       {"masked", KernelConfig{192, 64, 4, 8}, "block_m=192 must be 64, 128 or 256"},
       {"masked", KernelConfig{256, 128, 4, 8, 2}, "no multicast or split-K"},

@@ -309,9 +309,13 @@ TEST_F(GpuGrouped, ContiguousIndexOutOfRangeOnTheDevice) {
 // The explicit-config overload: each config on segments of every kind (uneven, empty, padding
 // rows (a whole padding-only tile with 64-row tiles), out-of-order experts, a bad index,
 // padding blocks after the last segment), tile heights and widths the planner does not pick
-// for these sizes, direct and TMA-store epilogues, N and K tails.
+// for these sizes, direct and TMA-store epilogues, N and K tails. CTA pairs sharing B: pairs
+// of M blocks in one expert (shared), in two (each CTA loads its own B), and an odd block
+// count (a partner past M).
 TEST_F(GpuGrouped, ContiguousExplicitConfigs) {
-  const KernelConfig configs[] = {{64, 48, 8, 8}, {128, 192, 4, 8}, {128, 128, 5, 8, 0, 0}, {128, 112, 5, 4, 0, 1}};
+  const KernelConfig configs[] = {{64, 48, 8, 8},          {128, 192, 4, 8},       {128, 128, 5, 8, 0, 0},
+                                  {128, 112, 5, 4, 0, 1},   {128, 192, 4, 8, 2, 1}, {128, 128, 5, 8, 2, 0},
+                                  {64, 112, 8, 8, 2, 0}};
   for (const KernelConfig& config : configs) {
     SCOPED_TRACE(config_label(config));
     run_contiguous({"explicit, uneven", 264, 528, {130, 7, 300, 0, 64}, {}, 0, 0, 0, nullptr, &config});
