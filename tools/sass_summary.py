@@ -21,8 +21,9 @@ instructions) by that table's mnemonics instead (a field missing from it prints 
 WARPGROUP, the wgmma waits), to see what a change moved across them. A kernel cache entry is
 a cubin after its two header lines: `tail -n +3 ENTRY.fp8k > k.cubin`.
 tools/sass-opcodes-sm90.json is such a table, written by `--opcode-table` from `nvdisasm -hex`
-(CUDA 13.0) over the weight-gradient kernels (dense and k-grouped, 100 fields): it names every
-instruction of those; the forward kernels may use fields it lacks (printed as ?0x...).
+(CUDA 13.0) over the 52 kernels planned for shapes/deepseek-v3.json, dense-m4096.json and
+m-grouped-only.json (weight-gradient and forward, dense and grouped; 124 fields); other kernels
+may use fields it lacks (printed as ?0x...).
 """
 import collections
 import importlib.util
