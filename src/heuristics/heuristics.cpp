@@ -92,12 +92,14 @@ const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 152, 160, 192};
 // pair's lockstep weigh more per K block).
 bool long_k_loop(int block_m, int64_t k) { return block_m == 256 && (k + 127) / 128 >= 96; }
 
-// Contiguous 128-row tiles with at least 32 K blocks: CTA pairs over two M blocks share B
-// where both lie in one expert. Measured (H100, docs/PERFORMANCE.md log 117): 128x192 s4 on
-// the contiguous sets, isolated calls, K = 7168 +1.8-3 %, K = 4096 -2 to +2 %, K <= 3072
-// -3 to +2 %; under sustained load (power cap) K >= 4096 +1-6 %, K = 2048 -0.7 %.
-bool contiguous_b_pairs(int m_grouping, int block_m, int64_t k) {
-  return m_grouping == 1 && block_m == 128 && (k + 127) / 128 >= 32;
+// Contiguous 128-row tiles with at least 32 K blocks, in at least 16 waves of tiles: CTA
+// pairs over two M blocks share B where both lie in one expert. Measured (H100,
+// docs/PERFORMANCE.md log 117) on the contiguous sets (42-62 waves of 128x192 s4 tiles),
+// isolated calls: K = 7168 +1.8-3 %, K = 4096 -2 to +2 %, K <= 3072 -3 to +2 %; under
+// sustained load (power cap) K >= 4096 +1-6 %, K = 2048 -0.7 %. On a short problem the pair
+// lost (dense 4096x2112x7168, 2.7 waves of the same tile: -3.5 %, log 116).
+bool contiguous_b_pairs(int m_grouping, int block_m, int64_t k, int64_t tiles, int num_sms) {
+  return m_grouping == 1 && block_m == 128 && (k + 127) / 128 >= 32 && tiles >= 16 * static_cast<int64_t>(num_sms);
 }
 
 // L2 bytes one CTA reads per K block: a multicast operand is read once per pair.
@@ -312,10 +314,12 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
     return l2_bytes_per_k_block(c, m) / (static_cast<double>(c.block_m) * c.block_n);
   };
   // On long K loops of 256-row tiles, A multicast first: see long_k_loop.
-  auto multicast_rank = [k, &f](const RankedConfig& r) {
+  auto multicast_rank = [m, n, k, &f, &device](const RankedConfig& r) {
     const KernelConfig& c = r.spec.config;
     if (long_k_loop(c.block_m, k)) return c.multicast == 1 ? 0 : c.multicast == 0 ? 1 : 2;
-    if (contiguous_b_pairs(f.m_grouping, c.block_m, k)) return c.multicast == 2 ? 0 : c.multicast == 0 ? 1 : 2;
+    const int64_t tiles = (m + c.block_m - 1) / c.block_m * ((n + c.block_n - 1) / c.block_n);
+    if (contiguous_b_pairs(f.m_grouping, c.block_m, k, tiles, device.num_sms))
+      return c.multicast == 2 ? 0 : c.multicast == 0 ? 1 : 2;
     return c.multicast == 0 ? 0 : 1;
   };
   // Among equal predictions of a problem that the tensor cores bound, with rows for

@@ -230,14 +230,16 @@ TEST(Heuristics, MaskedExpertsArePlannedPerExpert) {
   // Contiguous segments start at multiples of 128 rows: never a 256-row tile.
   for (const RankedConfig& r : rank_configs({KernelKind::GroupedContiguous, 32768, 6144, 7168, 4}, h200))
     EXPECT_LE(r.spec.config.block_m, 128) << r.spec.slug();
-  // Contiguous 128-row tiles of 32 K blocks or more run in CTA pairs sharing B, in stripes of 4
-  // pairs (8 M blocks, as unpaired stripes); shorter K loops unpaired (log 117).
+  // Contiguous 128-row tiles of 32 K blocks or more, in 16 waves or more, run in CTA pairs
+  // sharing B, in stripes of 4 pairs (8 M blocks, as unpaired stripes); shorter K loops and
+  // smaller problems unpaired (log 117).
   for (auto [n, k] : {std::pair<int64_t, int64_t>{6144, 7168}, {4096, 4096}, {4096, 2048}, {7168, 3072}}) {
     const KernelConfig c = rank_configs({KernelKind::GroupedContiguous, 32768, n, k, 4}, h200).front().spec.config;
     EXPECT_EQ(c.block_m, 128) << n << "x" << k;
     EXPECT_EQ(c.multicast, k >= 4096 ? 2 : 0) << n << "x" << k;
     EXPECT_EQ(c.group_n, k >= 4096 ? 4 : 8) << n << "x" << k;
   }
+  EXPECT_EQ(rank_configs({KernelKind::GroupedContiguous, 3 * 384, 520, 4096, 3}, h200).front().spec.config.multicast, 0);
   // Every expert's weights count towards the memory floor.
   const KernelSpec s = rank_configs({KernelKind::GroupedMasked, 6 * 20, 4096, 2048, 6}, h200).front().spec;
   EXPECT_GE(predict_us(s, 6 * 20, h200, 6), 6.0 * 4096 * 2048 / 4.3e12 * 1e6);
