@@ -152,13 +152,20 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
   const int lane = threadIdx.x % 32;
   const u32 rank = kCluster > 1 ? cluster_cta_rank() : 0;
   // Loads K block kb of B's rows from b_row0 into a stage (with B multicast, this CTA's
-  // half into both CTAs of the pair).
-  auto load_b_stage = [&](u32 full, u32 b_dst, int kb, int b_row0) {
-    if constexpr (kMulticast == 2)
-      tma_load_2d_multicast(b_dst + rank * (kBBytes / 2), &tmap_b, full, kb * 128,
-                            b_row0 + static_cast<int>(rank) * (kBlockN / 2), 0x3);
-    else
+  // half into both CTAs of the pair; a contiguous pair whose M blocks lie in two experts,
+  // `shared` false, loads both halves of its own B instead).
+  auto load_b_stage = [&](u32 full, u32 b_dst, int kb, int b_row0, bool shared) {
+    if constexpr (kMulticast == 2) {
+      if (shared) {
+        tma_load_2d_multicast(b_dst + rank * (kBBytes / 2), &tmap_b, full, kb * 128,
+                              b_row0 + static_cast<int>(rank) * (kBlockN / 2), 0x3);
+      } else {
+        tma_load_2d(b_dst, &tmap_b, full, kb * 128, b_row0);
+        tma_load_2d(b_dst + kBBytes / 2, &tmap_b, full, kb * 128, b_row0 + kBlockN / 2);
+      }
+    } else {
       tma_load_2d(b_dst, &tmap_b, full, kb * 128, b_row0);
+    }
   };
   if (threadIdx.x == kMathThreads) {
     prefetch_tensor_map(&tmap_a);
@@ -220,7 +227,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
           // The stage's whole byte count: A and its scales follow after the wait.
           const u32 full = full_bars + 8 * s;
           mbar_arrive_expect_tx(full, stage_tx_bytes);
-          load_b_stage(full, smem_b + s * kBBytes, kb_begin + s, n_block * kBlockN);
+          load_b_stage(full, smem_b + s * kBBytes, kb_begin + s, n_block * kBlockN, true);
         }
       }
     }
@@ -258,19 +265,7 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
                                   m_block * kBlockM + static_cast<int>(rank) * (kBlockM / 2), 0x3);
           else
             tma_load_2d(a_dst, &tmap_a, full, kb * 128, tr.row0);
-          if constexpr (kGrouping == 1 && kMulticast == 2) {
-            // A contiguous pair shares B only when both its M blocks use one expert;
-            // otherwise each CTA loads both halves of its own.
-            const u32 b_dst = smem_b + cursor.stage * kBBytes;
-            if (tiles.share_b) {
-              load_b_stage(full, b_dst, kb, b_row0);
-            } else {
-              tma_load_2d(b_dst, &tmap_b, full, kb * 128, b_row0);
-              tma_load_2d(b_dst + kBBytes / 2, &tmap_b, full, kb * 128, b_row0 + kBlockN / 2);
-            }
-          } else {
-            if (!b_loading) load_b_stage(full, smem_b + cursor.stage * kBBytes, kb, b_row0);
-          }
+          if (!b_loading) load_b_stage(full, smem_b + cursor.stage * kBBytes, kb, b_row0, tiles.share_b);
           tma_load_2d(smem_sfa + cursor.stage * kSfaBytes, &tmap_sfa, full, tr.row0, kb);
           cursor.advance();
         }
