@@ -20,12 +20,20 @@ for the dense rows. Against the same-run reference figures of fp8gemm, DeepGEMM 
      after / before of the same-run ratio to cuBLASLt (TFLOPS where a row has no cuBLASLt
      time) is at least 1 - tolerance.
 
+Every file must come from the anchors' card ("card", a substring of the bench file's
+"device") and condition ("condition": isolated calls, the flush, the pause, kernel time), with
+the library's own kernel choice (no --config). Files that do not are named under "condition:";
+their ratios are still printed, for the record, but no bar can hold on them. Bench files older
+than the "condition" field are read from their "method" text.
+
 A bar with no rows in some round is "not measured". Exit status: 0 when every bar is measured
-and holds in every round, 1 otherwise, 2 for unreadable input.
+and holds in every round on files of the anchors' card and condition, 1 otherwise, 2 for
+unreadable input.
 """
 import argparse
 import json
 import math
+import re
 import sys
 
 DENSE_BAR = 1.22
@@ -43,7 +51,39 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def load_rows(paths):
+def file_condition(doc):
+    """A bench file's timing condition: its "condition" field, or (older files) what its
+    "method" text says."""
+    cond = doc.get("condition")
+    if isinstance(cond, dict):
+        return cond
+    method = str(doc.get("method", ""))
+    found = re.search(r"each after a (\d+) MB memset .*? followed by a (\d+) ms pause", method)
+    return {"isolated": method.startswith("median time of isolated calls"),
+            "flush_mb": int(found.group(1)) if found else None,
+            "pause_ms": int(found.group(2)) if found else None,
+            "kernel_time": "summed durations of the call's kernels" in method, "configs": []}
+
+
+def condition_problems(path, doc, anchors):
+    """Why a bench file's rows cannot count for the bars (empty when they can)."""
+    problems = []
+    card = anchors.get("card")
+    device = str(doc.get("device", "unknown"))
+    if card and card not in device:
+        problems.append(f"measured on {device}, not on the anchors' card ({card})")
+    want = anchors.get("condition", {})
+    cond = file_condition(doc)
+    for key, value in want.items():
+        if cond.get(key) != value:
+            problems.append(f"{key} {cond.get(key)}, the anchors' {value}")
+    if cond.get("configs"):
+        problems.append("timed with --config " + ", ".join(map(str, cond["configs"])) +
+                        ", not the library's choice")
+    return [f"{path}: {p}" for p in problems]
+
+
+def load_rows(paths, anchors, problems):
     rows = []
     for path in paths:
         try:
@@ -57,6 +97,7 @@ def load_rows(paths):
             if not isinstance(r, dict) or not all(k in r for k in ("kind", "m", "n", "k", "us", "tflops")):
                 raise InputError(f"{path}: a row without kind, m, n, k, us and tflops")
             rows.append(r)
+        problems += condition_problems(path, doc, anchors)
     return rows
 
 
@@ -221,8 +262,9 @@ def main():
                 anchors = json.load(f)
         except (OSError, ValueError) as e:
             raise InputError(f"{a.anchors}: not a readable anchors file ({e})")
-        rounds = [load_rows(paths) for paths in a.round]
-        before = load_rows(a.before) if a.before else None
+        problems = []
+        rounds = [load_rows(paths, anchors, problems) for paths in a.round]
+        before = load_rows(a.before, anchors, problems) if a.before else None
     except InputError as e:
         print(f"acceptance: {e}", file=sys.stderr)
         return 2
@@ -233,11 +275,16 @@ def main():
     results += [grouped_bar(rounds, anchors, kind, name) for kind, name in FORMS]
     results.append(regression_bar(rounds, before, a.tolerance, anchors))
     print(f"{len(rounds)} round(s); ratios per round, separated by /")
+    if problems:
+        print("condition: files off the anchors' card or condition, so no bar can hold on them "
+              "(ratios below for the record only):")
+        print("\n".join("   " + p for p in problems))
     for _, _, lines in results:
         print("\n".join(lines))
     measured = sum(1 for m, _, _ in results if m)
-    held = sum(1 for m, h, _ in results if m and h)
-    print(f"bars measured {measured} of {len(results)}, holding {held}")
+    held = 0 if problems else sum(1 for m, h, _ in results if m and h)
+    print(f"bars measured {measured} of {len(results)}, holding {held}"
+          f"{' (off the anchors condition)' if problems else ''}")
     return 0 if held == len(results) else 1
 
 

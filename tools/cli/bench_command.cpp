@@ -1224,6 +1224,16 @@ int run_bench(const BenchOptions& o) {
   j["cublaslt_version"] = cublas_version;
   j["date"] = today();
   j["shapes_file"] = o.shapes;
+  // The timing condition as fields (tools/acceptance.py checks them against the anchors').
+  nlohmann::json configs = nlohmann::json::array();
+  for (const KernelConfig& c : o.configs) configs.push_back(config_name(c, o.wgrad));
+  j["condition"] = {{"isolated", o.isolated},
+                    {"flush_mb", o.isolated ? nlohmann::json(o.flush_mb) : nlohmann::json()},
+                    {"pause_ms", o.isolated ? nlohmann::json(o.pause_ms) : nlohmann::json()},
+                    {"kernel_time", o.isolated && o.kernel_time},
+                    {"replays", o.replays},
+                    {"b_constant", o.b_constant},
+                    {"configs", configs}};
   j["method"] = std::string(o.isolated ? "median time of isolated calls (each after a " + std::to_string(o.flush_mb) +
                                             " MB memset as L2 flush and followed by a " + std::to_string(o.pause_ms) +
                                             " ms pause)" +
