@@ -21,10 +21,10 @@ for the dense rows. Against the same-run reference figures of fp8gemm, DeepGEMM 
      time) is at least 1 - tolerance.
 
 Every file must come from the anchors' card ("card", a substring of the bench file's
-"device") and condition ("condition": isolated calls, the flush, the pause, kernel time), with
-the library's own kernel choice (no --config). Files that do not are named under "condition:";
-their ratios are still printed, for the record, but no bar can hold on them. Bench files older
-than the "condition" field are read from their "method" text.
+"device") and condition ("condition": isolated calls, the flush, the pause, kernel time, no
+b_constant promise), with the library's own kernel choice (no --config). Files that do not
+are named under "condition:"; their ratios are still printed, for the record, but no bar can
+hold on them. Bench files older than the "condition" field are read from their "method" text.
 
 A bar with no rows in some round is "not measured". Exit status: 0 when every bar is measured
 and holds in every round on files of the anchors' card and condition, 1 otherwise, 2 for
@@ -62,7 +62,8 @@ def file_condition(doc):
     return {"isolated": method.startswith("median time of isolated calls"),
             "flush_mb": int(found.group(1)) if found else None,
             "pause_ms": int(found.group(2)) if found else None,
-            "kernel_time": "summed durations of the call's kernels" in method, "configs": []}
+            "kernel_time": "summed durations of the call's kernels" in method,
+            "b_constant": "GemmOptions::b_constant" in method, "configs": []}
 
 
 def condition_problems(path, doc, anchors):
