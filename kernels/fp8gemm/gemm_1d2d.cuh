@@ -93,9 +93,9 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 192 || kBlockM == 256, "64, 128, 192 or 256 rows");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "wgmma N");
   static_assert(kMulticast >= 0 && kMulticast <= 2, "multicast mode");
-  static_assert(kGrouping == 0 || ((kMulticast == 0 || (kGrouping == 1 && kMulticast == 2)) && kSplitK == 1 &&
+  static_assert(kGrouping == 0 || ((kMulticast == 0 || (kMulticast == 2 && kBlockM <= 128)) && kSplitK == 1 &&
                                     (kBlockM <= 128 || (kGrouping == 2 && kBlockM == 256))),
-                "grouped: 64/128-row tiles (masked: also 256), no split-K; contiguous: also B pairs");
+                "grouped: 64/128-row tiles (masked: also 256, unpaired), no split-K; B pairs of up to 128 rows");
   static_assert(kSplitK == 1 || (kSplitK == 2 && kMulticast == 0 && kKBlocks >= 2), "split-K over a pair");
   static_assert(kEarlyB == 0 || (kGrouping == 0 && kEarlyB <= kStages), "early B: dense, at most kStages");
   static_assert(kSplitK == 1 || kTmaStore == 0 || kBlockN % 128 == 0, "each CTA stores whole 64-column slabs");

@@ -149,19 +149,24 @@ struct WgradTiles {
 };
 
 // Masked problems (the forward kernel's kGrouping 2): the CTAs walk only the active tiles,
-// group after group. Group g holds ceil(masked_m[g] / kBlockM) x kSuperN super tiles
+// group after group. Group g holds ceil(masked_m[g] / kBlockM / kPairM) x kSuperN super tiles
 // (rasterized within the group), so that the rows past masked_m cost nothing; masked_m
 // values are clamped to [0, group_rows]. Tiles only move forward, so each step reads one
-// more masked_m entry.
-template <int kBlockM, int kSuperN>
+// more masked_m entry. With B pairs (kPairM 2) a super tile is two neighbouring M blocks of
+// one group: both use its B; a partner block past masked_m stores nothing.
+template <int kBlockM, int kSuperN, int kPairM>
 struct MaskedWalk {
-  int group = 0, first = 0, blocks = 0, valid = 0;  // first: the group's first tile; blocks, valid: its M blocks, rows
+  int group = 0, first = 0, blocks = 0, valid = 0;  // first: the group's first tile; blocks: its super M blocks;
+                                                    // valid: its rows
   __device__ __forceinline__ static int valid_rows(const int* masked_m, int g, int group_rows) {
     return imin(imax(ldg_s32(masked_m + g), 0), group_rows);
   }
+  __device__ __forceinline__ static int super_blocks(int valid) {
+    return ((valid + kBlockM - 1) / kBlockM + kPairM - 1) / kPairM;
+  }
   __device__ __forceinline__ void start(const int* masked_m, int group_rows) {
     valid = valid_rows(masked_m, 0, group_rows);
-    blocks = (valid + kBlockM - 1) / kBlockM;
+    blocks = super_blocks(valid);
   }
   // Moves to the group that holds tile `st`; false when `st` lies past the last group.
   __device__ __forceinline__ bool to(int st, const int* masked_m, int groups, int group_rows) {
@@ -169,7 +174,7 @@ struct MaskedWalk {
       first += blocks * kSuperN;
       if (++group >= groups) return false;
       valid = valid_rows(masked_m, group, group_rows);
-      blocks = (valid + kBlockM - 1) / kBlockM;
+      blocks = super_blocks(valid);
     }
     return true;
   }
@@ -191,12 +196,13 @@ __device__ __forceinline__ void pair_tile_coords(int super_tile, int super_m, u3
   n_block = sn * kPairN + (kPairN > 1 ? static_cast<int>(rank) : 0);
 }
 
-template <int kGroupN, int kBlockM, int kSuperN>
-__device__ __forceinline__ bool next_masked_tile(MaskedWalk<kBlockM, kSuperN>& w, int st, const int* masked_m,
-                                                 int groups, int group_rows, int& m_block, int& n_block,
+template <int kGroupN, int kBlockM, int kSuperN, int kPairM>
+__device__ __forceinline__ bool next_masked_tile(MaskedWalk<kBlockM, kSuperN, kPairM>& w, int st, const int* masked_m,
+                                                 int groups, int group_rows, u32 rank, int& m_block, int& n_block,
                                                  TileRows& tr) {
   if (!w.to(st, masked_m, groups, group_rows)) return false;
   super_tile_coords<kSuperN, kGroupN>(st - w.first, w.blocks, m_block, n_block);
+  if constexpr (kPairM > 1) m_block = m_block * kPairM + static_cast<int>(rank);
   const int base = w.group * group_rows;
   tr = TileRows{base + m_block * kBlockM, base + w.valid, w.group};
   return true;
@@ -214,7 +220,7 @@ struct ForwardTiles {
   int groups, group_rows;
   u32 rank;
   bool share_b = true;  // contiguous B pairs: the last tile's two M blocks use one expert
-  MaskedWalk<kBlockM, kSuperN> walk;
+  MaskedWalk<kBlockM, kSuperN, kPairM> walk;
   __device__ __forceinline__ ForwardTiles(int m_, int super_m_, int num_super_, const int* group_info_, int groups_,
                                           int group_rows_, u32 rank_)
       : m(m_),
@@ -228,7 +234,7 @@ struct ForwardTiles {
   }
   __device__ __forceinline__ bool next(int st, int& m_block, int& n_block, TileRows& tr) {
     if constexpr (kGrouping == 2) {
-      return next_masked_tile<kGroupN>(walk, st, group_info, groups, group_rows, m_block, n_block, tr);
+      return next_masked_tile<kGroupN>(walk, st, group_info, groups, group_rows, rank, m_block, n_block, tr);
     } else {
       if (st >= num_super) return false;
       pair_tile_coords<kSuperN, kGroupN, kPairM, kPairN, kAlongM>(st, super_m, rank, m_block, n_block);

@@ -11,7 +11,7 @@ class KernelConfig:
     Taken by gemm_fp8_nt and gemm_fp8_nt_wgrad, and by the grouped GEMMs:
     gemm_fp8_nt_grouped_contiguous and gemm_fp8_nt_grouped_masked take gemm_fp8_nt's configs
     without split_k (contiguous: block_m 64 or 128, multicast 0 or 2; masked: block_m 64,
-    128 or 256, no multicast);
+    128 or 256, multicast 0, or 2 with block_m up to 128);
     gemm_fp8_nt_wgrad_k_grouped takes gemm_fp8_nt_wgrad's.
 
     block_m: tile rows 64, 128, 192 or 256; block_n: tile columns; stages: pipeline stages;

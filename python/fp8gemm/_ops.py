@@ -120,7 +120,8 @@ def gemm_fp8_nt_grouped_masked(a, a_scales, b, b_scales, out, masked_m, expected
     [G, max_m, N] bf16; other rows are not written). masked_m: int32 [G] on the device;
     expected_m: its typical value (chooses the kernel; never read from the device).
     config: a KernelConfig (or dict) to run exactly that kernel (a forward config with
-    block_m 64, 128 or 256; no multicast or split-K), else the library plans it."""
+    block_m 64, 128 or 256; multicast 0, or 2 with block_m up to 128; no split-K), else the
+    library plans it."""
     ops = Operands("gemm_fp8_nt_grouped_masked", stream, a)
     fields = _gemm_operands(ops, a, a_scales, b, b_scales, stacked_a=True, stacked_b=True)
     d = ops.matrix("out", out, BF16, stacked=True, written=True)

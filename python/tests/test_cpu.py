@@ -317,11 +317,13 @@ class GemmTest(unittest.TestCase):
             lambda config: fp8gemm.gemm_fp8_nt_grouped_masked(a, sa, b, sb, bf16(4, g * max_m, n), int32(5, g), 32,
                                                               config=config),
             good=(fp8gemm.KernelConfig(block_m=64, block_n=128, stages=4), {"block_m": 128},
-                  fp8gemm.KernelConfig(block_m=256, block_n=128, stages=3)),
+                  fp8gemm.KernelConfig(block_m=256, block_n=128, stages=3), {"multicast": 2}),
             bad=((fp8gemm.KernelConfig(block_m=192, block_n=96),
                   (f"{fn}: config", "block_m=192 must be 64, 128 or 256")),
-                 ({"multicast": 2}, (f"{fn}: config", "no multicast or split-K")),
-                 (fp8gemm.KernelConfig(split_k=2), (f"{fn}: config", "no multicast or split-K")),
+                 ({"multicast": 1}, (f"{fn}: config", "only on B (multicast 0 or 2, tiles of up to 128 rows)")),
+                 (fp8gemm.KernelConfig(block_m=256, block_n=128, stages=3, multicast=2),
+                  (f"{fn}: config", "only on B (multicast 0 or 2, tiles of up to 128 rows)")),
+                 (fp8gemm.KernelConfig(split_k=2), (f"{fn}: config", "and has no split-K")),
                  ({"block_m": 256, "block_n": 192}, (f"{fn}: config", "block_n=192")),
                  (fp8gemm.KernelConfig(block_m=256, block_n=128, stages=4), (f"{fn}: config", "shared memory"))))
         # expected_m is still the library's to check, with or without a config.

@@ -37,12 +37,16 @@ std::string contiguous_rules(const KernelSpec& spec) {
 }
 
 // A masked tile lies inside its expert's max_m rows or ends past them (rows past masked_m
-// are computed, never stored), so masked problems may also take 256-row tiles.
+// are computed, never stored), so masked problems may also take 256-row tiles. Tiles of up
+// to 128 rows may run in CTA pairs sharing B (two M blocks of one expert; a partner block
+// past masked_m stores nothing).
 std::string masked_rules(const KernelSpec& spec) {
   const KernelConfig& c = spec.config;
   if (c.block_m != 64 && c.block_m != 128 && c.block_m != 256)
     return fmt::format("block_m={} must be 64, 128 or 256 (masked grouped)", c.block_m);
-  if (c.multicast != 0 || c.split_k != 1) return "the masked grouped kernel has no multicast or split-K";
+  if (c.multicast == 1 || c.split_k != 1 || (c.multicast == 2 && c.block_m == 256))
+    return "the masked grouped kernel pairs CTAs only on B (multicast 0 or 2, tiles of up to 128 rows) and has "
+           "no split-K";
   return "";
 }
 

@@ -233,7 +233,9 @@ TEST(ApiWithoutGpu, GroupedConfigsAreCheckedBeforeLaunch) {
       {"contiguous", KernelConfig{128, 128, 4, 8, 0, -1, 2}, "only on B (multicast 0 or 2) and has no split-K"},
       {"contiguous", KernelConfig{128, 200, 4, 8}, "block_n=200"},
       {"masked", KernelConfig{192, 64, 4, 8}, "block_m=192 must be 64, 128 or 256"},
-      {"masked", KernelConfig{256, 128, 4, 8, 2}, "no multicast or split-K"},
+      {"masked", KernelConfig{256, 128, 4, 8, 2}, "only on B (multicast 0 or 2, tiles of up to 128 rows)"},
+      {"masked", KernelConfig{128, 128, 4, 8, 1}, "only on B (multicast 0 or 2, tiles of up to 128 rows)"},
+      {"masked", KernelConfig{128, 128, 4, 8, 0, -1, 2}, "and has no split-K"},
       {"masked", KernelConfig{128, 128, 4, 8, 0, 7}, "tma_store = 7"},
       {"k-grouped", KernelConfig{256, 128, 3, 8}, "block_m=256 must be 64, 128 or 192"},
       {"k-grouped", KernelConfig{128, 128, 4, 8, 0, 1}, "no multicast, TMA-store epilogue or split-K"},
@@ -282,7 +284,8 @@ TEST(ApiWithoutGpu, GroupedConfigsAreCheckedBeforeLaunch) {
       SCOPED_TRACE(form);
       expect_no_driver([&] { call(form, good); });
     }
-  expect_no_driver([&] { call("masked", KernelConfig{256, 128, 3, 8}); });
+  for (const KernelConfig& good : {KernelConfig{256, 128, 3, 8}, KernelConfig{128, 192, 4, 4, 2, 1}})
+    expect_no_driver([&] { call("masked", good); });
   for (const KernelConfig& good : {KernelConfig{}, KernelConfig{128, 192, 3, 8}, KernelConfig{64, 128, 6, 16}})
     expect_no_driver([&] { call("k-grouped", good); });
 }

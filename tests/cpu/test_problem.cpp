@@ -156,6 +156,15 @@ TEST(Problem, LegalityRules) {
   contiguous.kind = KernelKind::GroupedContiguous;
   EXPECT_NE(spec_illegal_reason(contiguous), "");
   EXPECT_NE(illegal_with(masked, [](KernelConfig& c) { c.multicast = 1; }), "");
+  // Masked B pairs: tiles of up to 128 rows.
+  EXPECT_NE(illegal_with(masked, [](KernelConfig& c) { c.multicast = 2; }), "");
+  EXPECT_EQ(illegal_with(masked, [](KernelConfig& c) {
+              c.block_m = 128;
+              c.block_n = 192;
+              c.stages = 4;
+              c.multicast = 2;
+            }),
+            "");
 }
 
 TEST(Problem, MulticastLayoutAndLegality) {

@@ -423,12 +423,17 @@ TEST_F(GpuGrouped, MaskedTilesOf256Rows) {
 }
 
 // The explicit-config overload, including 256-row tiles on experts of more than 256 rows
-// (which the planner does not pick): only rows below masked_m are written.
+// (which the planner does not pick): only rows below masked_m are written. CTA pairs sharing
+// B (two M blocks of one expert): an odd block count leaves the last partner past masked_m
+// (its rows the next expert's, or past the end of A), storing nothing.
 TEST_F(GpuGrouped, MaskedExplicitConfigs) {
-  const KernelConfig configs[] = {{64, 96, 8, 8}, {128, 192, 4, 8}, {256, 128, 3, 8}, {256, 64, 4, 8, 0, 0}};
+  const KernelConfig configs[] = {{64, 96, 8, 8},         {128, 192, 4, 8},       {256, 128, 3, 8},
+                                  {256, 64, 4, 8, 0, 0},  {128, 192, 4, 8, 2, 1}, {128, 128, 5, 8, 2, 0},
+                                  {64, 112, 8, 8, 2, 0}};
   for (const KernelConfig& config : configs) {
     SCOPED_TRACE(config_label(config));
     run_masked("explicit", 3, 600, 520, 1040, 300, {600, 0, 313}, &config);
+    if (config.multicast == 2) run_masked("explicit, partner past A", 2, 384, 520, 1040, 300, {200, 384}, &config);
   }
 }
 
