@@ -22,9 +22,12 @@ for the dense rows. Against the same-run reference figures of fp8gemm, DeepGEMM 
 
 Every file must come from the anchors' card ("card", a substring of the bench file's
 "device") and condition ("condition": isolated calls, the flush, the pause, kernel time, no
-b_constant promise), with the library's own kernel choice (no --config). Files that do not
-are named under "condition:"; their ratios are still printed, for the record, but no bar can
-hold on them. Bench files older than the "condition" field are read from their "method" text.
+b_constant promise), with the library's own kernel choice (no --config), and its grouped rows
+must be the reference run's problems (their rows, or the k-grouped K columns, add up to the
+reference run's total within 1 %: its TFLOPS x time / 2 N K; the shipped shape sets list those
+sizes). Files that do not are named under "condition:"; their ratios are still printed, for
+the record, but no bar can hold on them. Bench files older than the "condition" field are
+read from their "method" text.
 
 A bar with no rows in some round is "not measured". Exit status: 0 when every bar is measured
 and holds in every round on files of the anchors' card and condition, 1 otherwise, 2 for
@@ -99,7 +102,37 @@ def load_rows(paths, anchors, problems):
                 raise InputError(f"{path}: a row without kind, m, n, k, us and tflops")
             rows.append(r)
         problems += condition_problems(path, doc, anchors)
+        problems += size_problems(path, doc["rows"], anchors)
     return rows
+
+
+def reference_work(r, entry):
+    """The rows (m-grouped) or K columns (k-grouped) of the reference run's problem for this
+    row's shape: its TFLOPS x time / (2 N K) or / (2 M N)."""
+    flops = entry["deepgemm_tflops"] * 1e12 * entry["deepgemm_us"] * 1e-6
+    if r["kind"] == "k_grouped":
+        return flops / (2.0 * r["m"] * r["n"])
+    return flops / (2.0 * r["n"] * r["k"])
+
+
+def size_problems(path, rows, anchors):
+    """Grouped rows whose problem is not the reference run's: their experts' rows (the
+    groups' K) add up to another total, so the TFLOPS of another problem (another count of
+    tiles and waves) would be compared. The shipped shape sets list the reference sizes."""
+    problems = []
+    for r in rows:
+        kind = r["kind"]
+        entry = anchors.get(kind, {}).get(key_of(r)) if kind in ("grouped_contiguous", "grouped_masked", "k_grouped") else None
+        if not entry or "deepgemm_tflops" not in entry or "deepgemm_us" not in entry:
+            continue
+        sizes = r.get("group_sizes")
+        ours = (sum(sizes) if isinstance(sizes, list) and sizes else r["k"]) if kind == "k_grouped" else r["m"]
+        theirs = reference_work(r, entry)
+        if abs(ours / theirs - 1.0) > 0.01:
+            what = "K columns" if kind == "k_grouped" else "rows"
+            problems.append(f"{path}: {kind} {label(r)}: {ours} {what}, the reference run's {theirs:.0f} "
+                            "(TFLOPS of another problem size)")
+    return problems
 
 
 def key_of(r):

@@ -72,6 +72,25 @@ TEST(HostKit, ReferenceMatchesNaiveSum) {
     }
 }
 
+namespace {
+
+// Writes `json` to `path` and expects read_shape_file to refuse it with a message that names
+// the file and holds `needle`.
+void expect_shape_file_rejected(const std::string& path, const std::string& json, const std::string& needle) {
+  SCOPED_TRACE(json);
+  std::ofstream(path) << json;
+  try {
+    read_shape_file(path);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+
 // Every shape set shipped in shapes/ reads (strictly) without error and has shapes.
 TEST(HostKit, EveryShippedShapeSetReads) {
   int files = 0;
@@ -180,24 +199,59 @@ TEST(HostKit, ShapeFileGroupedSections) {
   EXPECT_THROW(read_shape_file(path), std::runtime_error);  // no groups
   std::ofstream(path) << R"({"m_grouped_contiguous": {"nk": [[512, 256]]}})";
   EXPECT_THROW(read_shape_file(path), std::runtime_error);
+
+  // Listed sizes: one list per entry, the same problem for every (n, k); none listed: empty
+  // (the bench draws them).
+  std::ofstream(path) << R"({"m_grouped_masked": {"max_m": 256, "groups_expected_m": [[2, 64], [3, 100]],
+    "rows": [[64, 0], [256, 17, 99]], "nk": [[512, 256], [264, 528]]},
+    "m_grouped_contiguous": {"groups_expected_m": [[2, 64]], "nk": [[512, 256]]},
+    "k_grouped": {"groups_m_n_expected_k": [[2, 256, 512, 300]], "ks": [[300, 0]]}})";
+  const ShapeFile listed = read_shape_file(path);
+  ASSERT_EQ(listed.grouped.size(), 5u);
+  EXPECT_TRUE(listed.grouped[0].rows.empty());  // contiguous: drawn
+  EXPECT_EQ(listed.grouped[1].rows, (std::vector<int64_t>{64, 0}));
+  EXPECT_EQ(listed.grouped[2].rows, (std::vector<int64_t>{64, 0}));
+  EXPECT_EQ(listed.grouped[2].n, 264);
+  EXPECT_EQ(listed.grouped[4].rows, (std::vector<int64_t>{256, 17, 99}));
+  EXPECT_EQ(listed.grouped[4].expected_m, 100);  // still the planning hint
+  ASSERT_EQ(listed.k_grouped.size(), 1u);
+  EXPECT_EQ(listed.k_grouped[0].ks, (std::vector<int64_t>{300, 0}));
+  // The shipped sets list the reference run's sizes (the same problem for every (n, k)).
+  int64_t rows = 0, ks = 0;
+  for (const int64_t r : f.grouped.front().rows) rows += r;
+  for (const int64_t k : f.k_grouped.front().ks) ks += k;
+  EXPECT_EQ(rows, 32771);
+  EXPECT_EQ(f.grouped[1].rows, f.grouped.front().rows);
+  EXPECT_EQ(ks, 31581);
+}
+
+// Listed sizes are checked as strictly as the rest: their count, their range, masked rows
+// within max_m, and the padded total within the library's limit.
+TEST(HostKit, ShapeFileListedSizesAreStrict) {
+  fp8gemm::test::TempDir dir;
+  const std::string path = dir.path() + "/s.json";
+  auto rejected = [&](const std::string& json, const std::string& needle) { expect_shape_file_rejected(path, json, needle); };
+  const std::string masked = R"({"m_grouped_masked": {"max_m": 256, "groups_expected_m": [[2, 64]], "nk": [[512, 256]], )";
+  rejected(masked + R"("rows": [[64, 64, 64]]}})",
+           "section 'm_grouped_masked', \"rows\"[0]: must list 2 rows (one per group of entry 0), got [64,64,64]");
+  rejected(masked + R"("rows": [[64, 64], [1, 1]]}})", "\"rows\": must hold one list per entry (1), got");
+  rejected(masked + R"("rows": [[64, 300]]}})", "\"rows\"[0]: an expert's rows 300 are more than max_m 256");
+  rejected(masked + R"("rows": [[64, -1]]}})", "rows = -1 must be 0 or more");
+  rejected(masked + R"("rows": [[64, 1.5]]}})", "rows = 1.5 is not an integer");
+  rejected(masked + R"("rows": 7}})", "must hold one list per entry (1), got 7");
+  rejected(R"({"m_grouped_contiguous": {"groups_expected_m": [[2, 64]], "nk": [[512, 256]], "rows": [[2147482624, 1]]}})",
+           "the experts' rows, each padded to 128, are 2147482752, more than 2147482624");
+  rejected(R"({"k_grouped": {"groups_m_n_expected_k": [[2, 256, 512, 300]], "ks": [[300]]}})",
+           "section 'k_grouped', \"ks\"[0]: must list 2 K values");
+  rejected(R"({"k_grouped": {"groups_m_n_expected_k": [[2, 256, 512, 300]], "ks": [[2147482624, 1]]}})",
+           "the groups' K, each padded to 128, are 2147482752 columns, more than 2147482624");
 }
 
 // Shape files are strict: each mistake names the file, the section, the index and the rule.
 TEST(HostKit, ShapeFilesAreStrict) {
   fp8gemm::test::TempDir dir;
   const std::string path = dir.path() + "/s.json";
-  auto rejected = [&](const std::string& json, const std::string& needle) {
-    SCOPED_TRACE(json);
-    std::ofstream(path) << json;
-    try {
-      read_shape_file(path);
-      ADD_FAILURE() << "accepted";
-    } catch (const std::runtime_error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find(path), std::string::npos) << what;
-      EXPECT_NE(what.find(needle), std::string::npos) << what;
-    }
-  };
+  auto rejected = [&](const std::string& json, const std::string& needle) { expect_shape_file_rejected(path, json, needle); };
   rejected(R"({"dense": {"mnk": [[4, 2048.5, 512]]}})", "section 'dense', \"mnk\"[0]: n = 2048.5 is not an integer");
   rejected(R"({"dense": {"m": [1e3], "nk": [[256, 512]]}})", "\"m\"[0]: m = 1000.0 is not an integer");
   rejected(R"({"dense": {"mnk": [[4, 256, 512], [4, 256]]}})", "\"mnk\"[1]: must be [m, n, k] (3 integers)");

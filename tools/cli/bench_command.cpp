@@ -60,6 +60,8 @@ struct Row {
   int sets = 0, calls_per_graph = 0;
   double sm_mhz = 0;  // median SM clock read after each call (replay) of the reported timing; 0: none
   double clock_held = -1;  // share of those readings with the clock held down (power cap, heat); -1: none
+  std::vector<int64_t> group_sizes;  // grouped: each expert's rows (k-grouped: each group's K)
+  bool sizes_listed = false;         // those sizes came from the shape file (else drawn)
 };
 
 // One copy of a problem's inputs and outputs.
@@ -571,9 +573,10 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
   return row;
 }
 
-// The rows of a grouped problem, drawn as DeepGEMM's benchmark draws them (seeded): each
-// expert gets int(expected_m x U[0.7, 1.3]) rows; contiguous: segments padded to
-// kGroupedSegmentRows, in expert order; masked: max_m rows per expert, masked_m clamped to it.
+// The rows of a grouped problem: those the shape file lists, or drawn as DeepGEMM's benchmark
+// draws them (seeded): each expert gets int(expected_m x U[0.7, 1.3]) rows; contiguous:
+// segments padded to kGroupedSegmentRows, in expert order; masked: max_m rows per expert,
+// masked_m clamped to it.
 struct GroupedLayout {
   std::vector<int64_t> rows;    // real rows of each expert
   std::vector<int64_t> offset;  // first row of each expert in A and D
@@ -588,6 +591,7 @@ GroupedLayout grouped_layout(const host::GroupedShape& g, uint64_t seed) {
   GroupedLayout l;
   for (int64_t e = 0; e < g.groups; ++e) {
     int64_t rows = static_cast<int64_t>(double(g.expected_m) * (0.7 + 0.6 * rng.uniform()));
+    if (!g.rows.empty()) rows = g.rows[size_t(e)];  // (the draw above keeps the generator's sequence)
     if (masked) rows = std::min(rows, g.max_m);
     l.rows.push_back(rows);
     l.offset.push_back(masked ? e * g.max_m : l.a_rows);
@@ -703,6 +707,8 @@ Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, Cubl
   row.expected_m = g.expected_m;
   row.max_m = masked ? g.max_m : 0;
   row.a_rows = m;
+  row.group_sizes = l.rows;
+  row.sizes_listed = !g.rows.empty();
   row.kernel = config != nullptr ? config_name(*config) : kernel_name(l.plan);
 
   // A [rows, K] per token; B: the experts stacked [G * N, K] with their 128x128 scales
@@ -837,12 +843,14 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
   host::SplitMix64 rng(o.seed + uint64_t(groups * 1009 + m * 131 + n * 7 + g.expected_k));
   std::vector<int32_t> ks;
   std::vector<int64_t> start;
-  int64_t k = 0;
+  int64_t k = 0, real_k = 0;
   for (int64_t e = 0; e < groups; ++e) {
-    const int64_t kg = k_grouped_columns(int64_t(double(g.expected_k) * (0.7 + 0.6 * rng.uniform())));
+    int64_t kg = k_grouped_columns(int64_t(double(g.expected_k) * (0.7 + 0.6 * rng.uniform())));
+    if (!g.ks.empty()) kg = g.ks[size_t(e)];  // (the draw above keeps the generator's sequence)
     ks.push_back(int32_t(kg));
     start.push_back(k);
-    k += kg;
+    k += k_grouped_columns(kg);
+    real_k += kg;
   }
   const int64_t kb = scale_blocks(k), rows = groups * m;
   Row row;
@@ -853,12 +861,21 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
   row.groups = groups;
   row.expected_m = g.expected_k;
   row.a_rows = rows;
+  row.group_sizes.assign(ks.begin(), ks.end());
+  row.sizes_listed = !g.ks.empty();
   row.kernel = config != nullptr ? config_name(*config, /*wgrad=*/true) : kernel_name(host::prewarm_shape(g));
   // cuBLASLt reads the per-token scales as VEC128 ([ceil(K/128)][rows], unpadded): M and N
   // must be multiples of 4 so that both read the same buffers.
   const bool cublas_fits = m % 4 == 0 && n % 4 == 0;
-  const host::Fp8Operand a = host::random_operand(m, k, k, true, o.seed + uint64_t(m * 31 + k));
-  const host::Fp8Operand b = host::random_operand(n, k, k, true, o.seed + uint64_t(n * 13 + k + groups));
+  host::Fp8Operand a = host::random_operand(m, k, k, true, o.seed + uint64_t(m * 31 + k));
+  host::Fp8Operand b = host::random_operand(n, k, k, true, o.seed + uint64_t(n * 13 + k + groups));
+  // The columns from a group's end to its next 128-column boundary hold zeros (the layout's
+  // rule): listed K_g need not be multiples of 128.
+  for (int64_t e = 0; e < groups; ++e)
+    for (int64_t c = start[size_t(e)] + ks[size_t(e)]; c < start[size_t(e)] + k_grouped_columns(ks[size_t(e)]); ++c) {
+      for (int64_t r = 0; r < m; ++r) a.data[size_t(r * k + c)] = 0;
+      for (int64_t r = 0; r < n; ++r) b.data[size_t(r * k + c)] = 0;
+    }
   std::vector<float> d0(size_t(rows * n));
   const double d_range = 200.0 * std::sqrt(double(k) / double(groups));
   for (float& v : d0) v = float((rng.uniform() * 2 - 1) * d_range);
@@ -881,20 +898,22 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
     else
       gemm_fp8_nt_wgrad_k_grouped(ma, sa, mb, sb, md, &md, group_k.get<int32_t>(), groups, st);
   };
-  const double flops = 2.0 * double(m) * double(n) * double(k);
+  const double flops = 2.0 * double(m) * double(n) * double(real_k);
   const double bytes = double(m * k + n * k) + double((m + n) * kb) * 4 + 2.0 * 4 * double(rows * n);
   const std::vector<float> d_ours =
       first_call_fp32(&row, ours, flops, bytes, s[0].d.get(), d0.size(), sets, timing_of(o), stream);
 
   if (cublas != nullptr && !cublas_fits) row.cublas_note = "M or N not a multiple of 4";
   if (cublas != nullptr && cublas_fits) {
-    // One cuBLASLt problem per distinct K_g.
-    const GroupProblems problems =
-        group_problems(cublas, std::vector<int64_t>(ks.begin(), ks.end()), [&](int64_t e, std::string* why) {
-          const float* sfa = s[0].sfa.get<float>() + start[size_t(e)] / 128 * m;
-          const float* sfb = s[0].sfb.get<float>() + start[size_t(e)] / 128 * n;
-          return cublas->add_problem(CublasLtGemm::Form::WeightGradient, m, n, ks[size_t(e)], sfa, sfb, why, k);
-        });
+    // One cuBLASLt problem per distinct K_g, over the group's padded columns (zeros past K_g:
+    // the same sums, and a K cuBLASLt takes).
+    std::vector<int64_t> columns;
+    for (const int32_t kg : ks) columns.push_back(k_grouped_columns(kg));
+    const GroupProblems problems = group_problems(cublas, columns, [&](int64_t e, std::string* why) {
+      const float* sfa = s[0].sfa.get<float>() + start[size_t(e)] / 128 * m;
+      const float* sfb = s[0].sfb.get<float>() + start[size_t(e)] / 128 * n;
+      return cublas->add_problem(CublasLtGemm::Form::WeightGradient, m, n, columns[size_t(e)], sfa, sfb, why, k);
+    });
     time_cublas_groups(
         &row, flops, problems, *cublas, ours,
         [&](int i, int64_t e, int p, int a, cudaStream_t st) {
@@ -1251,10 +1270,12 @@ int run_bench(const BenchOptions& o) {
                      : "") +
                 (o.b_constant ? "; gemm_fp8_nt with GemmOptions::b_constant" : "") +
                 (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "") +
-                (o.grouped ? "; grouped: rows per expert int(expected_m x U[0.7, 1.3]) (masked: clamped to max_m), "
+                (o.grouped ? "; grouped: rows per expert as the shape file lists them (group_sizes_listed), else drawn "
+                             "int(expected_m x U[0.7, 1.3]) (masked: clamped to max_m), "
                              "contiguous segments padded to 128 rows; m = real rows (FLOPs and bytes count only "
                              "those); cuBLASLt: one Forward GEMM per expert (rows rounded up to 4) in a loop; "
-                             "k_grouped: K_g = expected_k x U[0.7, 1.3] rounded up to 128, k = sum K_g, D [groups x m, "
+                             "k_grouped: K_g as listed, else expected_k x U[0.7, 1.3] rounded up to 128; each group's "
+                             "columns padded to 128 with zeros, k = the padded sum, FLOPs count sum K_g; D [groups x m, "
                              "n] fp32 += in place, cuBLASLt: one VEC128 x VEC128 fp32 GEMM per group (beta 1) in a loop"
                            : "");
   for (const Row& r : rows) {
@@ -1268,6 +1289,10 @@ int run_bench(const BenchOptions& o) {
       jr["expected_m"] = r.expected_m;
       if (r.max_m > 0) jr["max_m"] = r.max_m;
       jr["a_rows"] = r.a_rows;
+      if (!r.group_sizes.empty()) {
+        jr["group_sizes"] = r.group_sizes;
+        jr["group_sizes_listed"] = r.sizes_listed;
+      }
     }
     if (!r.cublas_note.empty()) jr["cublaslt_note"] = r.cublas_note;
     if (r.sm_mhz > 0) jr["sm_mhz"] = r.sm_mhz;

@@ -41,6 +41,39 @@ int64_t size_at(const json& v, const std::string& where, const char* what) {
   return x;
 }
 
+// A count that may be 0 (an expert without rows, a group without K): a JSON integer in
+// [0, kMaxDimension].
+int64_t count_at(const json& v, const std::string& where, const char* what) {
+  if (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0)
+    bad(where, std::string(what) + " = " + std::to_string(v.get<int64_t>()) + " must be 0 or more");
+  if (v.is_number_unsigned() && v.get<uint64_t>() == 0) return 0;
+  return size_at(v, where, what);
+}
+
+// The listed sizes of a grouped entry ("rows" / "ks"): entry `i` of the section's `key`,
+// exactly `groups` counts.
+std::vector<int64_t> sizes_at(const json& lists, size_t i, int64_t groups, const std::string& section,
+                              const char* key, const char* what) {
+  const std::string where = "section '" + section + "', \"" + key + "\"[" + std::to_string(i) + "]";
+  const json& v = lists[i];
+  if (!v.is_array() || v.size() != static_cast<size_t>(groups))
+    bad(where, std::string("must list ") + std::to_string(groups) + " " + what + " (one per group of entry " +
+                   std::to_string(i) + "), got " + shown(v));
+  std::vector<int64_t> out;
+  for (size_t g = 0; g < v.size(); ++g) out.push_back(count_at(v[g], where, what));
+  return out;
+}
+
+// A section's optional "rows" / "ks": one list per entry of its main list.
+const json* listed_sizes(const json& section, const char* key, size_t entries, const std::string& where) {
+  if (!section.contains(key)) return nullptr;
+  const json& v = section.at(key);
+  if (!v.is_array() || v.size() != entries)
+    bad(where + ", \"" + key + "\"",
+        "must hold one list per entry (" + std::to_string(entries) + "), got " + shown(v));
+  return &v;
+}
+
 // A list of `n` sizes named `names` (e.g. "[m, n, k]").
 std::vector<int64_t> tuple_at(const json& v, size_t n, const std::string& where, const std::vector<const char*>& names) {
   std::string shape = "[";
@@ -87,8 +120,8 @@ std::string item(const std::string& section, const char* key, size_t i) {
 void read_grouped(const std::string& section, const json& j, GemmKind kind, std::vector<GroupedShape>* out) {
   const bool masked = kind == GemmKind::GroupedMasked;
   const std::string where = "section '" + section + "'";
-  if (masked) only_keys(j, where, {"max_m", "groups_expected_m", "nk"});
-  else only_keys(j, where, {"groups_expected_m", "nk"});
+  if (masked) only_keys(j, where, {"max_m", "groups_expected_m", "nk", "rows"});
+  else only_keys(j, where, {"groups_expected_m", "nk", "rows"});
   int64_t max_m = 0;
   if (masked) {
     if (!j.contains("max_m")) bad(where, "needs \"max_m\" (rows per group)");
@@ -97,8 +130,24 @@ void read_grouped(const std::string& section, const json& j, GemmKind kind, std:
   const json& ges = array_at(j, "groups_expected_m", where);
   const json& nks = array_at(j, "nk", where);
   check_product(where, "[groups, expected_m]", ges.size(), "[n, k]", nks.size());
+  const json* listed = listed_sizes(j, "rows", ges.size(), where);
   for (size_t a = 0; a < ges.size(); ++a) {
     const std::vector<int64_t> ge = tuple_at(ges[a], 2, item(section, "groups_expected_m", a), {"groups", "expected_m"});
+    std::vector<int64_t> rows;
+    if (listed) {
+      rows = sizes_at(*listed, a, ge[0], section, "rows", "rows");
+      int64_t padded = 0;
+      for (const int64_t r : rows) {
+        if (masked && r > max_m)
+          bad(item(section, "rows", a), "an expert's rows " + std::to_string(r) + " are more than max_m " +
+                                            std::to_string(max_m));
+        padded += (r + kGroupedSegmentRows - 1) / kGroupedSegmentRows * kGroupedSegmentRows;
+      }
+      if (!masked && padded > kMaxDimension)
+        bad(item(section, "rows", a), "the experts' rows, each padded to 128, are " + std::to_string(padded) +
+                                          ", more than " + std::to_string(kMaxDimension) +
+                                          ", the largest size the library takes");
+    }
     if (masked && ge[1] > max_m)
       bad(item(section, "groups_expected_m", a),
           "expected_m " + std::to_string(ge[1]) + " is larger than max_m " + std::to_string(max_m));
@@ -118,6 +167,7 @@ void read_grouped(const std::string& section, const json& j, GemmKind kind, std:
       s.max_m = max_m;
       s.n = nk[0];
       s.k = nk[1];
+      s.rows = rows;
       out->push_back(s);
     }
   }
@@ -209,8 +259,9 @@ ShapeFile read_shape_file(const std::string& path) {
           out.wgrad.push_back({t[0], t[1], t[2], GemmKind::WeightGradient});
         }
       } else if (key == "k_grouped") {
-        only_keys(section, where, {"groups_m_n_expected_k"});
+        only_keys(section, where, {"groups_m_n_expected_k", "ks"});
         const json& list = array_at(section, "groups_m_n_expected_k", where);
+        const json* listed = listed_sizes(section, "ks", list.size(), where);
         for (size_t i = 0; i < list.size(); ++i) {
           const std::string at = item(key, "groups_m_n_expected_k", i);
           const std::vector<int64_t> t = tuple_at(list[i], 4, at, {"groups", "m", "n", "expected_k"});
@@ -222,7 +273,17 @@ ShapeFile read_shape_file(const std::string& path) {
           if (t[0] * t[1] > kMaxDimension)
             bad(at, "groups x m = " + std::to_string(t[0]) + " x " + std::to_string(t[1]) + " rows of D is more than " +
                         std::to_string(kMaxDimension));
-          out.k_grouped.push_back(KGroupedShape{t[0], t[1], t[2], t[3]});
+          KGroupedShape shape{t[0], t[1], t[2], t[3], {}};
+          if (listed) {
+            shape.ks = sizes_at(*listed, i, t[0], key, "ks", "K values");
+            int64_t columns = 0;
+            for (const int64_t kg : shape.ks) columns += k_grouped_columns(kg);
+            if (columns > kMaxDimension)
+              bad(item(key, "ks", i), "the groups' K, each padded to 128, are " + std::to_string(columns) +
+                                          " columns, more than " + std::to_string(kMaxDimension) +
+                                          ", the largest K the library takes");
+          }
+          out.k_grouped.push_back(shape);
         }
       } else if (key == "m_grouped_contiguous" || key == "m_grouped_masked") {
         grouped[key == "m_grouped_masked" ? 1 : 0] = &section;

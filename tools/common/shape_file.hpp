@@ -16,6 +16,9 @@ struct GroupedShape {
   int64_t max_m = 0;  // GroupedMasked: rows per expert in A and D (0 for contiguous)
   int64_t n = 0;
   int64_t k = 0;
+  // The rows of each expert, when the file lists them ("rows"); empty: the bench draws them
+  // (int(expected_m x U[0.7, 1.3]) each, seeded). expected_m stays the planning hint either way.
+  std::vector<int64_t> rows;
 };
 
 // The GemmShape a grouped shape is planned (prewarmed, tuned) with: GroupedContiguous: m =
@@ -31,6 +34,9 @@ struct KGroupedShape {
   int64_t m = 0;
   int64_t n = 0;
   int64_t expected_k = 0;
+  // The K of each group, when the file lists them ("ks"; each padded to 128 columns as drawn
+  // ones are); empty: the bench draws them.
+  std::vector<int64_t> ks;
 };
 
 // The GemmShape it is planned (prewarmed, tuned) with: every group at expected_k columns, A's K the
@@ -52,6 +58,10 @@ struct ShapeFile {
 //   {"m_grouped_masked": {"max_m": 4096, "groups_expected_m": [[g, m], ...], "nk": [[n, k], ...]}}
 //                                                           -> every (g, m) with every (n, k)
 //   {"k_grouped": {"groups_m_n_expected_k": [[g, m, n, k], ...]}} -> k-grouped weight gradients
+// The grouped sections may list the sizes instead of leaving them to the bench's draw: "rows"
+// (m-grouped) holds one list per [g, m] entry with the g experts' rows (0 to max_m when masked),
+// "ks" (k-grouped) one list per entry with the g groups' K; a listed problem is the same for
+// every [n, k] (as a reference run that drew once per [g, m] was).
 // Strict: one JSON document, no key twice, no unknown section or key (every section may hold
 // "about"), sizes that are integers in [1, kMaxDimension], tuples of exactly their length;
 // at most 16 MiB, nested at most 16 levels, list products of at most 2^20 shapes.
