@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/fp8_host.hpp"
+#include "common/grouped_sizes.hpp"
 #include "common/reference.hpp"
 #include "common/shape_file.hpp"
 #include "support/temp_dir.hpp"
@@ -223,6 +224,56 @@ TEST(HostKit, ShapeFileGroupedSections) {
   EXPECT_EQ(rows, 32771);
   EXPECT_EQ(f.grouped[1].rows, f.grouped.front().rows);
   EXPECT_EQ(ks, 31581);
+}
+
+// The bench's grouped layouts: drawn sizes reproduce from the seed (the rows and K these
+// shapes had in the device runs of docs/PERFORMANCE.md, log 125, seed 1), listed sizes are
+// taken as given; contiguous segments start on 128-row boundaries, masked experts at e x max_m,
+// k-grouped groups on 128-column boundaries.
+TEST(HostKit, GroupedLayoutsDrawnAndListed) {
+  using fp8gemm::GemmKind;
+  const int64_t nks[4][2] = {{6144, 7168}, {7168, 3072}, {4096, 4096}, {4096, 2048}};
+  const int64_t contiguous_rows[4] = {30569, 25356, 35454, 34918}, masked_rows[4] = {5129, 6167, 5745, 5235};
+  for (int i = 0; i < 4; ++i) {
+    const GroupedLayout c = grouped_layout(GroupedShape{GemmKind::GroupedContiguous, 4, 8192, 0, nks[i][0], nks[i][1]}, 1);
+    EXPECT_EQ(c.real_rows, contiguous_rows[i]);
+    ASSERT_EQ(c.rows.size(), 4u);
+    int64_t at = 0;
+    for (size_t e = 0; e < 4; ++e) {
+      EXPECT_GE(c.rows[e], int64_t(0.7 * 8192));
+      EXPECT_LT(c.rows[e], int64_t(1.3 * 8192));
+      EXPECT_EQ(c.offset[e], at);
+      at += (c.rows[e] + 127) / 128 * 128;
+    }
+    EXPECT_EQ(c.a_rows, at);
+    EXPECT_EQ(c.plan.m, at);
+    const GroupedLayout m = grouped_layout(GroupedShape{GemmKind::GroupedMasked, 6, 1024, 4096, nks[i][0], nks[i][1]}, 1);
+    EXPECT_EQ(m.real_rows, masked_rows[i]);
+    EXPECT_EQ(m.a_rows, 6 * 4096);
+    EXPECT_EQ(m.offset[5], 5 * 4096);
+    EXPECT_EQ(m.plan.m, 6 * 1024);  // planned at expected_m, whatever was drawn
+  }
+  GroupedShape listed{GemmKind::GroupedContiguous, 4, 8192, 0, 4096, 2048};
+  listed.rows = {6349, 10037, 0, 8807};
+  const GroupedLayout l = grouped_layout(listed, 1);
+  EXPECT_EQ(l.rows, listed.rows);
+  EXPECT_EQ(l.real_rows, 6349 + 10037 + 8807);
+  EXPECT_EQ(l.offset, (std::vector<int64_t>{0, 6400, 16512, 16512}));  // an empty expert takes no rows
+  EXPECT_EQ(l.a_rows, 16512 + 8832);
+  EXPECT_EQ(grouped_layout(listed, 99).rows, listed.rows);  // the seed does not matter
+
+  KGroupedShape kg{4, 4096, 7168, 8192, {}};
+  SplitMix64 drawn(1 + uint64_t(4 * 1009 + 4096 * 131 + 7168 * 7 + 8192));  // the bench's seed for this shape
+  const KGroupedLayout d = k_grouped_layout(kg, &drawn);
+  EXPECT_EQ(d.columns, 33024);
+  EXPECT_EQ(d.real_k, d.columns);  // drawn K are whole 128-column blocks
+  kg.ks = {6118, 9672, 7303, 8488};
+  SplitMix64 any(7);
+  const KGroupedLayout k = k_grouped_layout(kg, &any);
+  EXPECT_EQ(k.ks, (std::vector<int32_t>{6118, 9672, 7303, 8488}));
+  EXPECT_EQ(k.start, (std::vector<int64_t>{0, 6144, 15872, 23296}));
+  EXPECT_EQ(k.columns, 31872);
+  EXPECT_EQ(k.real_k, 31581);
 }
 
 // Listed sizes are checked as strictly as the rest: their count, their range, masked rows

@@ -34,6 +34,7 @@
 #include "cli/kernel_timer.hpp"
 #include "cli/sm_clock.hpp"
 #include "common/fp8_host.hpp"
+#include "common/grouped_sizes.hpp"
 #include "common/shape_file.hpp"
 #include "fp8gemm/fp8gemm.hpp"
 
@@ -573,40 +574,10 @@ Row bench_wgrad_shape(const GemmShape& shape, const BenchOptions& o, CublasLtGem
   return row;
 }
 
-// The rows of a grouped problem: those the shape file lists, or drawn as DeepGEMM's benchmark
-// draws them (seeded): each expert gets int(expected_m x U[0.7, 1.3]) rows; contiguous:
-// segments padded to kGroupedSegmentRows, in expert order; masked: max_m rows per expert,
-// masked_m clamped to it.
-struct GroupedLayout {
-  std::vector<int64_t> rows;    // real rows of each expert
-  std::vector<int64_t> offset;  // first row of each expert in A and D
-  int64_t a_rows = 0;           // rows of A and D
-  int64_t real_rows = 0;        // sum of rows
-  GemmShape plan;               // the shape the library plans (and prewarm compiles) for it
-};
-
-GroupedLayout grouped_layout(const host::GroupedShape& g, uint64_t seed) {
-  const bool masked = g.kind == GemmKind::GroupedMasked;
-  host::SplitMix64 rng(seed + uint64_t(g.groups * 1009 + g.expected_m * 131 + g.n * 7 + g.k) + (masked ? 17u : 0u));
-  GroupedLayout l;
-  for (int64_t e = 0; e < g.groups; ++e) {
-    int64_t rows = static_cast<int64_t>(double(g.expected_m) * (0.7 + 0.6 * rng.uniform()));
-    if (!g.rows.empty()) rows = g.rows[size_t(e)];  // (the draw above keeps the generator's sequence)
-    if (masked) rows = std::min(rows, g.max_m);
-    l.rows.push_back(rows);
-    l.offset.push_back(masked ? e * g.max_m : l.a_rows);
-    if (!masked) l.a_rows += (rows + kGroupedSegmentRows - 1) / kGroupedSegmentRows * kGroupedSegmentRows;
-    l.real_rows += rows;
-  }
-  if (masked) l.a_rows = g.groups * g.max_m;
-  l.plan = GemmShape{masked ? g.groups * g.expected_m : l.a_rows, g.n, g.k, g.kind, g.groups};
-  return l;
-}
-
 // The masked layout's A [groups * max_m, K] (per-token scales): random values in the rows
 // either library reads (each expert's first rows, rounded up to 4 for cuBLASLt), zeros with
 // unit scales in the others (drawing all 32 x 4096 rows would cost seconds per shape).
-host::Fp8Operand masked_operand(const host::GroupedShape& g, const GroupedLayout& l, uint64_t seed) {
+host::Fp8Operand masked_operand(const host::GroupedShape& g, const host::GroupedLayout& l, uint64_t seed) {
   host::Fp8Operand a;
   a.rows = l.a_rows;
   a.cols = a.ld = g.k;
@@ -695,7 +666,7 @@ void time_cublas_groups(Row* row, double flops, const GroupProblems& problems, c
 Row bench_grouped_shape(const host::GroupedShape& g, const BenchOptions& o, CublasLtGemm* cublas, cudaStream_t stream,
                         const KernelConfig* config) {
   const bool masked = g.kind == GemmKind::GroupedMasked;
-  const GroupedLayout l = grouped_layout(g, o.seed);
+  const host::GroupedLayout l = host::grouped_layout(g, o.seed);
   const int64_t groups = g.groups, n = g.n, k = g.k, m = l.a_rows;
   const int64_t kb = scale_blocks(k), nb = scale_blocks(n), l4 = (kb + 3) / 4 * 4;
   Row row;
@@ -841,17 +812,10 @@ Row bench_k_grouped_shape(const host::KGroupedShape& g, const BenchOptions& o, C
                           cudaStream_t stream, const KernelConfig* config) {
   const int64_t groups = g.groups, m = g.m, n = g.n;
   host::SplitMix64 rng(o.seed + uint64_t(groups * 1009 + m * 131 + n * 7 + g.expected_k));
-  std::vector<int32_t> ks;
-  std::vector<int64_t> start;
-  int64_t k = 0, real_k = 0;
-  for (int64_t e = 0; e < groups; ++e) {
-    int64_t kg = k_grouped_columns(int64_t(double(g.expected_k) * (0.7 + 0.6 * rng.uniform())));
-    if (!g.ks.empty()) kg = g.ks[size_t(e)];  // (the draw above keeps the generator's sequence)
-    ks.push_back(int32_t(kg));
-    start.push_back(k);
-    k += k_grouped_columns(kg);
-    real_k += kg;
-  }
+  const host::KGroupedLayout layout = host::k_grouped_layout(g, &rng);
+  const std::vector<int32_t>& ks = layout.ks;
+  const std::vector<int64_t>& start = layout.start;
+  const int64_t k = layout.columns, real_k = layout.real_k;
   const int64_t kb = scale_blocks(k), rows = groups * m;
   Row row;
   row.kind = "k_grouped";
@@ -1104,7 +1068,7 @@ int run_bench(const BenchOptions& o) {
   prewarm_options.b_constant = o.b_constant;
   if (o.grouped) {
     std::vector<GemmShape> planned;
-    for (const host::GroupedShape& g : file.grouped) planned.push_back(grouped_layout(g, o.seed).plan);
+    for (const host::GroupedShape& g : file.grouped) planned.push_back(host::grouped_layout(g, o.seed).plan);
     for (const host::KGroupedShape& g : file.k_grouped) planned.push_back(host::prewarm_shape(g));
     prewarm(planned, prewarm_options);
   } else {
