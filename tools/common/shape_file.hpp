@@ -34,8 +34,8 @@ struct KGroupedShape {
   int64_t m = 0;
   int64_t n = 0;
   int64_t expected_k = 0;
-  // The K of each group, when the file lists them ("ks"; each padded to 128 columns as drawn
-  // ones are); empty: the bench draws them.
+  // The K of each group, when the file lists them ("ks"; any K >= 0, each group's columns
+  // padded to 128 with zeros); empty: the bench draws them (whole 128-column blocks).
   std::vector<int64_t> ks;
 };
 
