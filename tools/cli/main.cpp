@@ -413,8 +413,8 @@ int main(int argc, char** argv) {
   bench->add_flag("--grouped", bench_options.grouped,
                   "Time gemm_fp8_nt_grouped_contiguous, gemm_fp8_nt_grouped_masked and "
                   "gemm_fp8_nt_wgrad_k_grouped on the shape set's \"m_grouped_contiguous\", \"m_grouped_masked\" "
-                  "and \"k_grouped\" shapes instead (rows or columns per group drawn in [0.7, 1.3] x expected, "
-                  "seeded), against a loop of per-group cuBLASLt GEMMs (results must agree to 1e-2 on the real "
+                  "and \"k_grouped\" shapes instead (rows or columns per group as the set lists them, else drawn in "
+                  "[0.7, 1.3] x expected, seeded), against a loop of per-group cuBLASLt GEMMs (results must agree to 1e-2 on the real "
                   "rows, 1e-3 for the fp32 k-grouped output)");
   bench->add_flag("--b-constant", bench_options.b_constant,
                   "Call gemm_fp8_nt with GemmOptions::b_constant (B is not written between calls): at M <= 128 the "
