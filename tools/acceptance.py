@@ -29,6 +29,10 @@ sizes). Files that do not are named under "condition:"; their ratios are still p
 the record, but no bar can hold on them. Bench files older than the "condition" field are
 read from their "method" text.
 
+A "card:" line says how fast the card ran cuBLASLt's dense M = 4096 rows against the anchors'
+card (their times over this round's), for reading the bars that compare with DeepGEMM's TFLOPS
+measured there; no bar uses it.
+
 A bar with no rows in some round is "not measured". Exit status: 0 when every bar is measured
 and holds in every round on files of the anchors' card and condition, 1 otherwise, 2 for
 unreadable input.
@@ -204,6 +208,24 @@ def dense_bar(rounds, anchors):
     return True, held, lines
 
 
+def card_speed(rounds, anchors):
+    """How fast this card ran cuBLASLt on the dense M = 4096 shapes against the anchors' card
+    (their cuBLASLt time over this round's, geometric mean; > 1: faster). The grouped and
+    weight-gradient bars compare with DeepGEMM's TFLOPS on the anchors' card, so a card that
+    runs everything slower (power, heat) moves them; this line says by how much, for the
+    reader only (no bar depends on it)."""
+    speeds = []
+    for rows in rounds:
+        got = by_key(rows, "dense", anchors, lambda r: r["m"] == 4096 and r.get("cublaslt_us", 0) > 0)
+        pairs = [(anchors["dense"][k].get("cublaslt_us"), r["cublaslt_us"]) for k, r in got]
+        pairs = [(ref, ours) for ref, ours in pairs if ref]
+        if not pairs:
+            return []
+        speeds.append(geomean([ref / ours for ref, ours in pairs]))
+    return [f"card: cuBLASLt on the dense M = 4096 shapes ran {fmt_rounds(speeds)}x as fast as on the anchors' "
+            "card (their time / this round's; for reading the bars against DeepGEMM's TFLOPS, no bar uses it)"]
+
+
 def grouped_bar(rounds, anchors, kind, name):
     """Bar 2 for one form."""
     pick = (lambda r: r.get("groups") == 6 and r.get("expected_m") == 1024) if kind == "grouped_masked" else (
@@ -313,6 +335,8 @@ def main():
         print("condition: files off the anchors' card or condition, so no bar can hold on them "
               "(ratios below for the record only):")
         print("\n".join("   " + p for p in problems))
+    for line in card_speed(rounds, anchors):
+        print(line)
     for _, _, lines in results:
         print("\n".join(lines))
     measured = sum(1 for m, _, _ in results if m)
