@@ -20,13 +20,14 @@ for the dense rows. Against the same-run reference figures of fp8gemm, DeepGEMM 
      after / before of the same-run ratio to cuBLASLt (TFLOPS where a row has no cuBLASLt
      time) is at least 1 - tolerance.
 
-Every file must come from the anchors' card ("card", a substring of the bench file's
+Every file of the rounds must come from the anchors' card ("card", a substring of the bench file's
 "device") and condition ("condition": isolated calls, the flush, the pause, kernel time, no
 b_constant promise), with the library's own kernel choice (no --config), and its grouped rows
 must be the reference run's problems (their rows, or the k-grouped K columns, add up to the
 reference run's total within 1 %: its TFLOPS x time / 2 N K; the shipped shape sets list those
 sizes). Files that do not are named under "condition:"; their ratios are still printed, for
-the record, but no bar can hold on them. Bench files older than the "condition" field are
+the record, but bars 1 and 2 cannot hold on them. Bar 3 instead needs the --before files
+measured as the rounds are (same card and condition) on the same problems. Bench files older than the "condition" field are
 read from their "method" text.
 
 A "card:" line says how fast the card ran cuBLASLt's dense M = 4096 rows against the anchors'
@@ -101,10 +102,14 @@ def load_rows(paths, anchors, problems):
             raise InputError(f"{path}: not a readable bench JSON file ({e})")
         if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
             raise InputError(f"{path}: no \"rows\" list: write it with `fp8gemm bench --json FILE`")
+        cond = file_condition(doc)
+        measured = (str(doc.get("device", "unknown")),
+                    tuple((key, str(cond.get(key))) for key in ("isolated", "flush_mb", "pause_ms", "kernel_time",
+                                                                "b_constant", "configs")))
         for r in doc["rows"]:
             if not isinstance(r, dict) or not all(k in r for k in ("kind", "m", "n", "k", "us", "tflops")):
                 raise InputError(f"{path}: a row without kind, m, n, k, us and tflops")
-            rows.append(r)
+            rows.append(dict(r, _measured=measured, _path=path))
         problems += condition_problems(path, doc, anchors)
         problems += size_problems(path, doc["rows"], anchors)
     return rows
@@ -282,6 +287,28 @@ def regression_bar(rounds, before_rows, tolerance, anchors):
     if missing:
         return False, False, ["3. no regression: not measured (--before has no rows of " + ", ".join(missing) + ")"]
     lines, held = [], True
+    # Before and after must be measured alike (card, condition) and be the same problems (a
+    # grouped row's rows); the anchors' condition does not enter this bar.
+    def in_bar(r):
+        return (r["kind"] == "dense" and r["m"] <= 128) or (
+            r["kind"] == "grouped_masked" and (r.get("groups"), r.get("expected_m")) != (6, 1024))
+
+    mismatch = []
+    before_rows_of = {(r["kind"], key_of(r)): r for r in before_rows if in_bar(r)}
+    for rows in rounds:
+        for r in filter(in_bar, rows):
+            b = before_rows_of.get((r["kind"], key_of(r)))
+            if b is None:
+                continue
+            if b["_measured"] != r["_measured"]:
+                text = f"{r['_path']} and {b['_path']} were not measured alike (card or condition)"
+                if text not in mismatch:
+                    mismatch.append(text)
+            elif r["kind"] == "grouped_masked" and b["m"] != r["m"]:
+                mismatch.append(f"masked {label(r)}: {r['m']} rows after, {b['m']} before (other problems)")
+    if mismatch:
+        held = False
+        lines += ["   " + m for m in mismatch[:8]] + ([f"   (and {len(mismatch) - 8} more)"] if len(mismatch) > 8 else [])
     per_set = {}
     for rows in rounds:
         after = regression_sets(rows)
@@ -320,7 +347,7 @@ def main():
             raise InputError(f"{a.anchors}: not a readable anchors file ({e})")
         problems = []
         rounds = [load_rows(paths, anchors, problems) for paths in a.round]
-        before = load_rows(a.before, anchors, problems) if a.before else None
+        before = load_rows(a.before, anchors, []) if a.before else None  # (bar 3 checks them itself)
     except InputError as e:
         print(f"acceptance: {e}", file=sys.stderr)
         return 2
@@ -340,9 +367,11 @@ def main():
     for _, _, lines in results:
         print("\n".join(lines))
     measured = sum(1 for m, _, _ in results if m)
-    held = 0 if problems else sum(1 for m, h, _ in results if m and h)
+    # Bars 1 and 2 compare with the anchors: they hold only on files of the anchors' card,
+    # condition and problem sizes. Bar 3 compares before with after (checked by the bar).
+    held = sum(1 for i, (m, h, _) in enumerate(results) if m and h and (i == len(results) - 1 or not problems))
     print(f"bars measured {measured} of {len(results)}, holding {held}"
-          f"{' (off the anchors condition)' if problems else ''}")
+          f"{' (bars 1 and 2 off the anchors condition)' if problems else ''}")
     return 0 if held == len(results) else 1
 
 
