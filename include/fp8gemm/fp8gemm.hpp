@@ -306,9 +306,9 @@ FP8GEMM_API void gemm_fp8_nt_wgrad(const Fp8Matrix& a, const ScaleMatrix& a_scal
 // where both lie in one expert, else each CTA loads its own), masked block_m 64, 128 or 256
 // (a 256-row tile computes the rows past masked_m of its expert, never stores them) with
 // multicast 0, or 2 for tiles of up to 128 rows (a CTA pair over two M blocks of one expert
-// shares B; a partner block past masked_m stores nothing). The k-grouped weight gradient takes gemm_fp8_nt_wgrad's configs. The config
-// does not depend on the row counts on the device: one kernel serves every call of that N
-// and K.
+// shares B; a partner block past masked_m stores nothing). The k-grouped weight gradient
+// takes gemm_fp8_nt_wgrad's configs. The config does not depend on the row counts on the
+// device: one kernel serves every call of that N and K.
 FP8GEMM_API void gemm_fp8_nt_grouped_contiguous(const Fp8Matrix& a, const ScaleMatrix& a_scales, const Fp8Matrix& b,
                                                 const ScaleMatrix& b_scales, const Bf16Matrix& d,
                                                 const int32_t* group_of_row, int64_t groups,

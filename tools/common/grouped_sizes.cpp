@@ -14,7 +14,7 @@ GroupedLayout grouped_layout(const GroupedShape& g, uint64_t seed) {
     if (masked) rows = std::min(rows, g.max_m);
     l.rows.push_back(rows);
     l.offset.push_back(masked ? e * g.max_m : l.a_rows);
-    if (!masked) l.a_rows += (rows + kGroupedSegmentRows - 1) / kGroupedSegmentRows * kGroupedSegmentRows;
+    if (!masked) l.a_rows += grouped_segment_rows(rows);
     l.real_rows += rows;
   }
   if (masked) l.a_rows = g.groups * g.max_m;

@@ -141,7 +141,7 @@ void read_grouped(const std::string& section, const json& j, GemmKind kind, std:
         if (masked && r > max_m)
           bad(item(section, "rows", a), "an expert's rows " + std::to_string(r) + " are more than max_m " +
                                             std::to_string(max_m));
-        padded += (r + kGroupedSegmentRows - 1) / kGroupedSegmentRows * kGroupedSegmentRows;
+        padded += grouped_segment_rows(r);
       }
       if (!masked && padded > kMaxDimension)
         bad(item(section, "rows", a), "the experts' rows, each padded to 128, are " + std::to_string(padded) +
@@ -152,7 +152,7 @@ void read_grouped(const std::string& section, const json& j, GemmKind kind, std:
       bad(item(section, "groups_expected_m", a),
           "expected_m " + std::to_string(ge[1]) + " is larger than max_m " + std::to_string(max_m));
     // The rows of A all groups take, as prewarm plans them (prewarm_shape).
-    const int64_t per_group = masked ? max_m : (ge[1] + kGroupedSegmentRows - 1) / kGroupedSegmentRows * kGroupedSegmentRows;
+    const int64_t per_group = masked ? max_m : grouped_segment_rows(ge[1]);
     if (ge[0] * per_group > kMaxDimension)
       bad(item(section, "groups_expected_m", a),
           "groups x " + std::string(masked ? "max_m" : "expected_m (padded to 128 rows)") + " = " +
@@ -203,7 +203,7 @@ json parse_strict(const std::string& text) {
 }  // namespace
 
 GemmShape prewarm_shape(const GroupedShape& shape) {
-  const int64_t segment = (shape.expected_m + kGroupedSegmentRows - 1) / kGroupedSegmentRows * kGroupedSegmentRows;
+  const int64_t segment = grouped_segment_rows(shape.expected_m);
   const int64_t m = shape.kind == GemmKind::GroupedMasked ? shape.expected_m : segment;
   return GemmShape{shape.groups * m, shape.n, shape.k, shape.kind, shape.groups};
 }

@@ -21,6 +21,12 @@ struct GroupedShape {
   std::vector<int64_t> rows;
 };
 
+// Rows an expert's segment takes in a contiguous problem's A and D: its rows padded to
+// kGroupedSegmentRows.
+constexpr int64_t grouped_segment_rows(int64_t rows) {
+  return (rows + kGroupedSegmentRows - 1) / kGroupedSegmentRows * kGroupedSegmentRows;
+}
+
 // The GemmShape a grouped shape is planned (prewarmed, tuned) with: GroupedContiguous: m =
 // groups x round_up(expected_m, kGroupedSegmentRows), every expert at expected_m rows with its
 // segment padded (a run's total varies with the actual rows per expert); GroupedMasked: m =
