@@ -130,31 +130,36 @@ TEST(Heuristics, TwoMBlocksFetchBTwice) {
   EXPECT_LT(predict_us(masked, 2 * 128, h200, 2), 2.0 * 2 * b_us);
 }
 
-// The model's picks against a recorded sweep of the 21 dense decode problems on an H200 (every
-// candidate the tuner timed, tests/data/decode-sweep-h200.txt). Per problem the regret is the
-// measured time of the first-ranked kernel that was timed over the best one timed, both with
-// the planner's rasterization (group 8). Guards the decode ranking against model changes that
-// look right on paper; a change that moves these numbers should come with a new sweep
-// (tools/decode_sweep.py turns the log of `fp8gemm -v tune` into that file).
-TEST(Heuristics, DecodePicksOnTheRecordedSweep) {
-  const std::string path = std::string(FP8GEMM_TEST_DATA_DIR) + "/decode-sweep-h200.txt";
+namespace {
+
+// A recorded sweep (tests/data): "M N K kernel us" per timed kernel of dense problems.
+using Sweep = std::map<std::tuple<int64_t, int64_t, int64_t>, std::map<std::string, double>>;
+
+Sweep read_sweep(const std::string& name) {
+  const std::string path = std::string(FP8GEMM_TEST_DATA_DIR) + "/" + name;
   std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::map<std::string, double>> timed;
+  EXPECT_TRUE(in) << path;
+  Sweep timed;
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
     int64_t m = 0, n = 0, k = 0;
     std::string kernel;
     double us = 0;
-    ASSERT_TRUE(fields >> m >> n >> k >> kernel >> us) << line;
+    EXPECT_TRUE(fields >> m >> n >> k >> kernel >> us) << line;
     timed[{m, n, k}][kernel] = us;
   }
-  ASSERT_EQ(timed.size(), 21u);
+  return timed;
+}
+
+// Per problem the regret (log of the time of the first-ranked kernel that was timed over the
+// best one timed, among the kernels with the planner's rasterization); their mean and worst
+// are bounded.
+void expect_regret_within(const Sweep& timed, double worst_bound, double mean_bound) {
   auto planner_raster = [](const std::string& s) {
     return s.find("_g8_") != std::string::npos || (s.size() >= 3 && s.compare(s.size() - 3, 3, "_g8") == 0);
   };
-  const DeviceTraits h200;
+  const DeviceTraits device;
   double sum = 0, worst = 0;
   for (const auto& [problem, kernels] : timed) {
     const auto [m, n, k] = problem;
@@ -163,7 +168,7 @@ TEST(Heuristics, DecodePicksOnTheRecordedSweep) {
     for (const auto& [kernel, us] : kernels)
       if (planner_raster(kernel)) best = std::min(best, us);
     double picked = 0;
-    for (const RankedConfig& r : rank_configs({KernelKind::Gemm1D2D, m, n, k}, h200)) {
+    for (const RankedConfig& r : rank_configs({KernelKind::Gemm1D2D, m, n, k}, device)) {
       const auto it = kernels.find(r.spec.slug());
       if (it == kernels.end()) continue;
       picked = it->second;
@@ -171,12 +176,38 @@ TEST(Heuristics, DecodePicksOnTheRecordedSweep) {
     }
     ASSERT_GT(picked, 0.0) << "no ranked kernel was timed";
     const double regret = std::log(picked / best);
-    EXPECT_LE(regret, 0.06) << "picked " << picked << " us, best " << best;
+    EXPECT_LE(regret, worst_bound) << "picked " << picked << " us, best " << best;
     sum += regret;
     worst = std::max(worst, regret);
   }
   const double mean = sum / static_cast<double>(timed.size());
-  EXPECT_LE(mean, 0.015) << "mean regret " << mean << ", worst " << worst;
+  EXPECT_LE(mean, mean_bound) << "mean regret " << mean << ", worst " << worst;
+}
+
+}  // namespace
+
+// The model's picks against a recorded sweep of the 21 dense decode problems on an H200 (every
+// candidate the tuner timed, tests/data/decode-sweep-h200.txt), both with the planner's
+// rasterization (group 8). Guards the decode ranking against model changes that look right on
+// paper; a change that moves these numbers should come with a new sweep (tools/decode_sweep.py
+// turns the log of `fp8gemm -v tune` into that file).
+TEST(Heuristics, DecodePicksOnTheRecordedSweep) {
+  const Sweep timed = read_sweep("decode-sweep-h200.txt");
+  ASSERT_EQ(timed.size(), 21u);
+  expect_regret_within(timed, 0.06, 0.015);
+}
+
+// The same for 16 dense problems of M = 384-8192 off the DeepSeek-V3 set, 21 forward tiles each
+// (tests/data/dense-sweep-h100.txt, H100, docs/PERFORMANCE.md log 126; tools/config_sweep.py
+// turns `bench --json` files of explicit configs into it). The bounds are where the model
+// stood when it was recorded: picks of 112- and 144-column tiles on long K loops cost up to
+// 1.22x the best tile there (3000x3584x18944; log regret 0.202), 1.048x in geometric mean
+// (0.0465). A refit of the tile costs lowers them; a change that raises them is a regression
+// of kernel choice.
+TEST(Heuristics, DensePicksOnTheRecordedSweep) {
+  const Sweep timed = read_sweep("dense-sweep-h100.txt");
+  ASSERT_EQ(timed.size(), 16u);
+  expect_regret_within(timed, 0.21, 0.05);
 }
 
 // What the tuner times: the heuristic's first choice first, then distinct legal specs of
