@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -181,6 +182,9 @@ void expect_regret_within(const Sweep& timed, double worst_bound, double mean_bo
     worst = std::max(worst, regret);
   }
   const double mean = sum / static_cast<double>(timed.size());
+  // Printed on every run: the score a model change is judged by.
+  std::printf("regret over %zu problems: %.4fx geometric mean, %.3fx worst (bounds %.4fx, %.3fx)\n", timed.size(),
+              std::exp(mean), std::exp(worst), std::exp(mean_bound), std::exp(worst_bound));
   EXPECT_LE(mean, mean_bound) << "mean regret " << mean << ", worst " << worst;
 }
 
