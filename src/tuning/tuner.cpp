@@ -276,6 +276,20 @@ std::vector<KernelSpec> tuning_candidates(const GemmProblem& problem, const Devi
       out.push_back(s);
   };
   const int main_count = std::max(1, count - 2);
+  // Half of them the model's best, the other half the best-ranked config of each tile shape
+  // not yet among them: the model's misjudgements are per tile shape (docs/PERFORMANCE.md, log
+  // 126: on 3000x3584x18944 the first 23 ranked configs are 192x112, 256x128 and 256x112
+  // variants, the best measured tile, 192x128, comes 24th), so eight candidates by rank alone
+  // time one or two shapes.
+  const int by_rank = (main_count + 1) / 2;
+  for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < by_rank; ++i) add(ranked[i].spec);
+  for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < main_count; ++i) {
+    const KernelConfig& c = ranked[i].spec.config;
+    const bool shape_taken = std::any_of(out.begin(), out.end(), [&](const KernelSpec& o) {
+      return o.config.block_m == c.block_m && o.config.block_n == c.block_n;
+    });
+    if (!shape_taken) add(ranked[i].spec);
+  }
   for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < main_count; ++i) add(ranked[i].spec);
   // Rasterization is not modelled: try the first choice with narrower and wider stripes.
   for (int group : {16, 4}) {

@@ -29,9 +29,10 @@ struct TuneOutcome {
   std::vector<TimedConfig> timed;  // every candidate, in the heuristic's order
 };
 
-// The candidates for a problem: the heuristic's ranking (first choice first), its best
-// few with other rasterizations, without duplicates (ranked as plan_kernel ranks them:
-// cost_model_problem).
+// The candidates for a problem: the heuristic's ranking (first choice first) for half of
+// them, then the best-ranked config of each tile shape not yet among them, the first choice
+// with other rasterizations, and the ranking again, without duplicates (ranked as
+// plan_kernel ranks them: cost_model_problem).
 std::vector<KernelSpec> tuning_candidates(const GemmProblem& problem, const DeviceTraits& device, int count);
 
 // Compiles the candidates (in parallel) and times each on the runtime's device, whose
