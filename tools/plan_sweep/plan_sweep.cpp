@@ -5,7 +5,10 @@
 // and every kernel that compiled to a slow path (local memory, or wgmma serialized by ptxas),
 // with the rank it had, then the counts.
 //
-//   fp8gemm_plan_sweep [--problems 600] [--seed 1] [--candidates 4] [-j 0]
+//   fp8gemm_plan_sweep [--problems 600] [--seed 1] [--candidates 4] [--tuner] [-j 0]
+//
+// --tuner compiles the candidates `fp8gemm tune --candidates N` would time (tuning_candidates)
+// instead of the first N ranked.
 //
 // Exit status: 0 when nothing failed to compile and no problem's first choice took a slow
 // path (the planner passes over a slow candidate, so one ranked later is only reported),
@@ -29,6 +32,7 @@
 #include "compiler/nvrtc_compiler.hpp"
 #include "heuristics/heuristics.hpp"
 #include "runtime/planner.hpp"
+#include "tuning/tuner.hpp"
 
 using namespace fp8gemm::detail;
 
@@ -45,11 +49,15 @@ struct Job {
 int main(int argc, char** argv) {
   int problems = 600, candidates = 4, jobs = 0;
   uint64_t seed = 1;
+  bool tuner = false;
   CLI::App app{"Compiles the planner's ranked kernels for pseudo-random problems of every kind"};
   app.add_option("--problems", problems, "Problems drawn")->check(CLI::Range(1, 1000000));
   app.add_option("--seed", seed, "Seed of the draw");
   app.add_option("--candidates", candidates, "Ranked configs compiled per problem")->check(CLI::Range(1, 64));
   app.add_option("-j,--jobs", jobs, "Compile threads; 0 = one per hardware thread")->check(CLI::Range(0, 1024));
+  app.add_flag("--tuner", tuner,
+               "Compile the tuner's candidates (`fp8gemm tune --candidates N`: half by rank, half by tile shape) "
+               "instead of the first N ranked");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -79,12 +87,18 @@ int main(int argc, char** argv) {
       ++unplanned;
       continue;
     }
-    for (int r = 0; r < candidates && r < static_cast<int>(ranked.size()); ++r) {
-      const auto [it, added] = job_of.emplace(ranked[r].spec.slug(), work.size());
+    std::vector<KernelSpec> specs;
+    if (tuner) {
+      specs = tuning_candidates(p, DeviceTraits{}, candidates);
+    } else {
+      for (int r = 0; r < candidates && r < static_cast<int>(ranked.size()); ++r) specs.push_back(ranked[r].spec);
+    }
+    for (int r = 0; r < static_cast<int>(specs.size()); ++r) {
+      const auto [it, added] = job_of.emplace(specs[r].slug(), work.size());
       if (added)
-        work.push_back({ranked[r].spec, r, p});
+        work.push_back({specs[r], r, p});
       else if (r < work[it->second].rank)
-        work[it->second] = {ranked[r].spec, r, p};
+        work[it->second] = {specs[r], r, p};
     }
   }
   std::printf("%d problems, %zu distinct kernels to compile on %d threads\n", problems, work.size(), jobs);
