@@ -278,8 +278,8 @@ std::vector<KernelSpec> tuning_candidates(const GemmProblem& problem, const Devi
   const int main_count = std::max(1, count - 2);
   // Half of them the model's best, the other half the best-ranked config of each tile shape
   // not yet among them: the model's misjudgements are per tile shape (docs/PERFORMANCE.md, log
-  // 126: on 3000x3584x18944 the first 23 ranked configs are 192x112, 256x128 and 256x112
-  // variants, the best measured tile, 192x128, comes 24th), so eight candidates by rank alone
+  // 126: on 3000x3584x18944 the first 24 ranked configs are 192x112, 256x128 and 256x112
+  // variants, the best measured tile, 192x128, comes 25th), so eight candidates by rank alone
   // time one or two shapes.
   const int by_rank = (main_count + 1) / 2;
   for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < by_rank; ++i) add(ranked[i].spec);
