@@ -565,8 +565,8 @@ FP8GEMM_API CacheClearReport clear_stale_cache();
 // Tuning
 // ---------------------------------------------------------------------------
 
-// How gemm_fp8_nt and the other GEMMs pick a kernel config for a problem (kind, N, K, M bucket and, masked and
-// k-grouped, the groups; see tune()).
+// How gemm_fp8_nt and the other GEMMs pick a kernel config for a problem (kind, N, K, M and, masked and
+// k-grouped, the groups; see tune() for how a tuned entry serves an M bucket).
 //   Off:    the analytical heuristic only.
 //   Cached: the measured winner from the tuning database when it has the problem, else
 //           the heuristic. Never times anything on a call. The default.
@@ -615,8 +615,9 @@ struct TuneResult {
 // device 0): compiles the candidates in parallel, times each on the GPU (warm-up, CUDA events,
 // median of batches of back-to-back calls rotating over input copies so that L2 does not
 // flatter small shapes; the library's own buffers, random data) and stores the winner in
-// the tuning database of that device kind under the shape's M bucket (M rounded up to a
-// power of two). Grouped shapes are timed and stored as they are planned (see GemmKind):
+// the tuning database of that device kind under the M it was timed at. An entry serves its M
+// bucket (M rounded up to a power of two): a call whose bucket holds entries of several M takes
+// the one tuned at its own M, else the one at the nearest M by ratio. Grouped shapes are timed and stored as they are planned (see GemmKind):
 // contiguous at the bucket of its total rows split evenly over `groups` experts (segments
 // padded); masked with every expert at expected_m = m / groups rows (rounded up); k-grouped
 // with `groups` groups of m rows each, every group at the bucket of the mean K per group.

@@ -112,7 +112,7 @@ void Library::record_tuned(const TuningMetadata& device, const GemmProblem& p, c
 
 KernelSpec Library::tuned_or_tune(const TuningMetadata& device, const GemmProblem& p,
                                   const std::function<TunedEntry()>& tune) {
-  const std::string key = tuning_db_path(disk_.dir(), device) + "|" + TuningDb::key(p);
+  const std::string key = tuning_db_path(disk_.dir(), device) + "|" + TuningDb::bucket_key(p);
   std::promise<KernelSpec> promise;
   std::shared_future<KernelSpec> shared;
   {

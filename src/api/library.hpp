@@ -36,14 +36,14 @@ class Library {
 
   // Tuning databases, one per device kind, read from the cache directory at first use
   // (a corrupt or mismatched file is reported once and treated as empty). Nothing is
-  // read or written when the cache is memory-only. A problem is looked up by its kind, N, K,
-  // M bucket and problem_groups (TuningDb::key).
+  // read or written when the cache is memory-only. A problem is looked up by its kind, N, K
+  // and problem_groups: the entry tuned at its M, else the nearest M of its bucket (TuningDb::find).
   std::optional<KernelSpec> find_tuned(const TuningMetadata& device, const GemmProblem& problem);
   // Records a measured winner and merges it into the database file.
   void record_tuned(const TuningMetadata& device, const GemmProblem& problem, const TunedEntry& entry);
   // Tuning mode On: the database's winner, else runs `tune` and records its result. Threads
-  // asking for the same problem (same device kind and database key) at once share one
-  // tuning run; a failure is rethrown to each and not remembered.
+  // asking for problems of the same M bucket (same device kind and TuningDb::bucket_key) at
+  // once share one tuning run; a failure is rethrown to each and not remembered.
   KernelSpec tuned_or_tune(const TuningMetadata& device, const GemmProblem& problem,
                            const std::function<TunedEntry()>& tune);
   // Every database file of the cache directory that was measured with this library and

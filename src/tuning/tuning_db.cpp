@@ -16,8 +16,9 @@
 namespace fp8gemm::detail {
 namespace {
 
-constexpr int kFormatVersion = 2;
-constexpr int kOldestFormat = 1;  // no groups: every entry is a problem of one group
+constexpr int kFormatVersion = 3;
+constexpr int kBucketFormat = 2;   // keyed by M bucket, one entry per bucket
+constexpr int kOldestFormat = 1;  // no groups either: every entry is a problem of one group
 constexpr int64_t kLargestBucket = int64_t(1) << 16;
 
 nlohmann::json metadata_json(const TuningMetadata& m) {
@@ -70,15 +71,41 @@ int64_t m_bucket(int64_t m) {
   return bucket;
 }
 
-std::string TuningDb::key(const GemmProblem& p) {
-  const std::string one = fmt::format("{}:n{}:k{}:m{}", kind_name(p.kind), p.n, p.k, m_bucket(p.m));
+namespace {
+
+std::string key_with_m(const GemmProblem& p, int64_t m) {
+  const std::string one = fmt::format("{}:n{}:k{}:m{}", kind_name(p.kind), p.n, p.k, m);
   const int64_t g = p.plan_groups();
-  return g == 1 ? one : fmt::format("{}:g{}", one, g);  // one group: the format-1 key
+  return g == 1 ? one : fmt::format("{}:g{}", one, g);  // one group: the format-1 form
 }
 
+}  // namespace
+
+std::string TuningDb::key(const GemmProblem& p) { return key_with_m(p, p.m); }
+
+std::string TuningDb::bucket_key(const GemmProblem& p) { return key_with_m(p, m_bucket(p.m)); }
+
 const TunedEntry* TuningDb::find(const GemmProblem& p) const {
-  auto it = entries_.find(key(p));
-  return it == entries_.end() ? nullptr : &it->second;
+  if (auto it = entries_.find(key(p)); it != entries_.end()) return &it->second;
+  // The entries of the same kind, N and K lie together in key order, whatever their M and groups.
+  const std::string prefix = fmt::format("{}:n{}:k{}:m", kind_name(p.kind), p.n, p.k);
+  const int64_t bucket = m_bucket(p.m), groups = p.plan_groups();
+  // Nearer by ratio: max(a, m) / min(a, m) < max(b, m) / min(b, m), compared exactly.
+  const int64_t m = std::max<int64_t>(p.m, 1);
+  auto nearer = [m](int64_t a, int64_t b) {
+    a = std::max<int64_t>(a, 1), b = std::max<int64_t>(b, 1);
+    const __int128 lhs = static_cast<__int128>(std::max(a, m)) * std::min(b, m);
+    const __int128 rhs = static_cast<__int128>(std::max(b, m)) * std::min(a, m);
+    return lhs < rhs || (lhs == rhs && a > b);  // equally near: the larger M
+  };
+  const TunedEntry* best = nullptr;
+  for (auto it = entries_.lower_bound(prefix); it != entries_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+       ++it) {
+    const TunedEntry& e = it->second;
+    if (e.groups != groups || m_bucket(e.m_measured) != bucket) continue;
+    if (best == nullptr || nearer(e.m_measured, best->m_measured)) best = &e;
+  }
+  return best;
 }
 
 void TuningDb::put(const GemmProblem& p, const TunedEntry& entry) {
@@ -94,7 +121,7 @@ void TuningDb::merge_missing(const TuningDb& other) {
 std::string TuningDb::to_json() const {
   nlohmann::json j;
   j["format"] = kFormatVersion;
-  j["about"] = "fp8gemm tuning database: measured best kernel config per (kind, N, K, M bucket, groups)";
+  j["about"] = "fp8gemm tuning database: measured best kernel config per (kind, N, K, M, groups); an entry serves the M bucket (power of two) of its M";
   j["metadata"] = metadata_json(metadata_);
   nlohmann::json entries = nlohmann::json::object();
   for (const auto& [k, e] : entries_)
@@ -138,15 +165,17 @@ std::optional<TuningDb> TuningDb::from_json(const std::string& text, std::string
       // k-grouped spec has k = 0 and its entry the K per group it was planned for.)
       entry.k = format == kOldestFormat ? entry.spec.k : json_integer(e, "k", 0, INT64_MAX);
       entry.groups = format == kOldestFormat ? 1 : json_integer(e, "groups", 0, INT64_MAX);
-      // The key must be the one this entry would be stored under.
+      // The key must be the one this entry would be stored under (formats 1 and 2: by M
+      // bucket; read into the format-3 key, by its M).
       const int64_t spec_k = family(entry.spec.kind).k_at_run_time ? entry.k : entry.spec.k;
-      if (entry.k != spec_k || key({entry.spec.kind, entry.m_measured, entry.spec.n, entry.k, entry.groups}) != k ||
+      const GemmProblem problem{entry.spec.kind, entry.m_measured, entry.spec.n, entry.k, entry.groups};
+      if (entry.k != spec_k || (format <= kBucketFormat ? bucket_key(problem) : key(problem)) != k ||
           entry.groups != GemmProblem{entry.spec.kind, 0, 0, 0, entry.groups}.plan_groups()) {
         *why = fmt::format("entry {} does not match its kernel {}, M {}, K {} and groups {}", k, entry.spec.slug(),
                            entry.m_measured, entry.k, entry.groups);
         return std::nullopt;
       }
-      db.entries_[k] = entry;
+      db.entries_[key(problem)] = entry;
     }
     return db;
   } catch (const std::exception& e) {

@@ -27,9 +27,11 @@ struct TuningMetadata {
   std::string difference(const TuningMetadata& o) const;
 };
 
-// M is only known at run time: problems are tuned per M bucket. Buckets are the powers
+// M is only known at run time: a tuned entry serves its M bucket. Buckets are the powers
 // of two: M in (2^(i-1), 2^i] belongs to bucket 2^i (1, 2, 4, ..., 65536); larger M
-// share the last bucket.
+// share the last bucket. A bucket may hold entries tuned at several M (M = 3000 and 4096
+// both lie in (2048, 4096] and may want different tiles): a problem takes the entry tuned
+// at its own M, else the one of its bucket tuned at the nearest M (by ratio).
 int64_t m_bucket(int64_t m);
 
 // One measured winner.
@@ -45,9 +47,10 @@ struct TunedEntry {
   int64_t groups = 1;
 };
 
-// The database: per (kind, N, K, M bucket, groups) the measured best config. Pure data plus
-// JSON; file I/O is in load_tuning_db / save_tuning_db. groups: as problem_groups (any count
-// may be passed; kinds that do not depend on it are keyed without it).
+// The database: per (kind, N, K, M, groups) the measured best config, serving the M bucket
+// (see m_bucket). Pure data plus JSON; file I/O is in load_tuning_db / save_tuning_db.
+// groups: as problem_groups (any count may be passed; kinds that do not depend on it are keyed
+// without it).
 class TuningDb {
  public:
   explicit TuningDb(TuningMetadata metadata = {}) : metadata_(std::move(metadata)) {}
@@ -55,20 +58,26 @@ class TuningDb {
   const TuningMetadata& metadata() const { return metadata_; }
   const std::map<std::string, TunedEntry>& entries() const { return entries_; }
 
-  // The entry of a problem (by its kind, N, K, M bucket and plan_groups), or nullptr.
+  // The entry of a problem (by its kind, N, K and plan_groups): the one tuned at its M, else
+  // the one of its M bucket tuned at the nearest M (ties: the larger M), or nullptr.
   const TunedEntry* find(const GemmProblem& problem) const;
   void put(const GemmProblem& problem, const TunedEntry& entry);
   // Adds `other`'s entries that this one lacks (this one's win on conflicts).
   void merge_missing(const TuningDb& other);
 
-  // Format 2. (Format 1, written before the grouped kinds were tuned, had no groups; its
-  // entries read as problems of one group, under the same keys.)
+  // Format 3: entries keyed by the M they were tuned at. (Format 2 keyed them by M bucket,
+  // one entry per bucket; format 1, written before the grouped kinds were tuned, had no
+  // groups either. Their entries read as format 3 ones, keyed by their measured M.)
   std::string to_json() const;
   // Parses format 1 or 2; std::nullopt with `why` set if the text is not a valid database.
   static std::optional<TuningDb> from_json(const std::string& text, std::string* why);
 
-  // "gemm1d2d:n7168:k2048:m4096"; with more than one group (problem_groups) ":g8" follows.
+  // "gemm1d2d:n7168:k2048:m3000" (M as tuned); with more than one group (problem_groups)
+  // ":g8" follows.
   static std::string key(const GemmProblem& problem);
+  // The same with M's bucket in place of M ("...:m4096"): what one tuning run covers (the
+  // format-2 key).
+  static std::string bucket_key(const GemmProblem& problem);
 
  private:
   TuningMetadata metadata_;

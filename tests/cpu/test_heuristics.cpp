@@ -214,6 +214,16 @@ TEST(Heuristics, DensePicksOnTheRecordedSweep) {
   expect_regret_within(timed, 0.21, 0.05);
 }
 
+// And on 48 more problems (M = 320-6000, eight (N, K) of Llama-3, Qwen2.5 and a 2880-wide
+// model), 17 forward tiles each (tests/data/dense-sweep-h100-models.txt, H100,
+// docs/PERFORMANCE.md log 130). Bounds at the model's regret when recorded: 1.024x in geometric
+// mean (log 0.0236), worst 1.172x (2048x5120x13824: 192x112 picked, 128x128 best).
+TEST(Heuristics, DensePicksOnTheRecordedModelSweep) {
+  const Sweep timed = read_sweep("dense-sweep-h100-models.txt");
+  ASSERT_EQ(timed.size(), 48u);
+  expect_regret_within(timed, 0.16, 0.025);
+}
+
 // What `fp8gemm tune` (eight candidates) would find on the recorded sweeps: the best timed kernel
 // among its candidates against the best timed at all. Half the candidates are the model's best,
 // half the best-ranked config of each further tile shape, so that a shape the model misjudges is

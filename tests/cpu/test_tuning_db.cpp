@@ -53,6 +53,44 @@ TEST(TuningDb, FindUsesTheBucket) {
   EXPECT_EQ(db.find({KernelKind::Gemm1D2D, 4096, 7168, 4096}), nullptr);  // other K
 }
 
+// Entries tuned at several M of one bucket stay apart: each problem takes the one tuned at its
+// own M, else the nearest by ratio. (One entry per bucket let `fp8gemm tune` on M = 4096 and
+// M = 3000 of one N, K keep only the last one's winner, which ran M = 4096 up to 10 % slower
+// than the planner's choice: docs/PERFORMANCE.md, log 129.)
+TEST(TuningDb, EntriesOfOneBucketKeepTheirM) {
+  TuningDb db(h200());
+  db.put({KernelKind::Gemm1D2D, 4096, 3584, 18944}, entry(4096, 3584, 18944, 128, 192, 4));
+  db.put({KernelKind::Gemm1D2D, 3000, 3584, 18944}, entry(3000, 3584, 18944, 192, 112, 4));
+  db.put({KernelKind::Gemm1D2D, 1000, 3584, 18944}, entry(1000, 3584, 18944, 128, 128, 5));
+  EXPECT_EQ(db.entries().size(), 3u);
+  auto block_m_at = [&db](int64_t m) {
+    const TunedEntry* e = db.find({KernelKind::Gemm1D2D, m, 3584, 18944});
+    return e == nullptr ? 0 : e->spec.config.block_m;
+  };
+  EXPECT_EQ(block_m_at(4096), 128);
+  EXPECT_EQ(block_m_at(3000), 192);
+  EXPECT_EQ(block_m_at(3600), 128);  // 4096 / 3600 < 3600 / 3000
+  EXPECT_EQ(block_m_at(3400), 192);
+  EXPECT_EQ(block_m_at(2049), 192);  // the bucket (2048, 4096]
+  EXPECT_EQ(block_m_at(1024), 128);  // the bucket (512, 1024]: only M = 1000
+  EXPECT_EQ(block_m_at(2048), 0);    // (1024, 2048]: none
+  EXPECT_EQ(block_m_at(4097), 0);
+  // Equally near: the larger M.
+  TuningDb tie(h200());
+  tie.put({KernelKind::Gemm1D2D, 2400, 7168, 2048}, entry(2400, 7168, 2048, 128, 128, 5));
+  tie.put({KernelKind::Gemm1D2D, 3750, 7168, 2048}, entry(3750, 7168, 2048, 256, 128, 3));
+  ASSERT_NE(tie.find({KernelKind::Gemm1D2D, 3000, 7168, 2048}), nullptr);
+  EXPECT_EQ(tie.find({KernelKind::Gemm1D2D, 3000, 7168, 2048})->m_measured, 3750);
+  // Another N or K shares no entry, whatever the key's text has in common.
+  EXPECT_EQ(db.find({KernelKind::Gemm1D2D, 4096, 358, 18944}), nullptr);
+  EXPECT_EQ(db.find({KernelKind::Gemm1D2D, 4096, 3584, 1894}), nullptr);
+  std::string why;
+  const std::optional<TuningDb> back = TuningDb::from_json(db.to_json(), &why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_EQ(back->to_json(), db.to_json());
+  EXPECT_EQ(back->find({KernelKind::Gemm1D2D, 3000, 3584, 18944})->spec.config.block_m, 192);
+}
+
 TEST(TuningDb, JsonRoundTrip) {
   TuningDb db(h200());
   db.put({KernelKind::Gemm1D2D, 4096, 7168, 2048}, entry(4096, 7168, 2048, 256, 128, 3));
@@ -144,7 +182,7 @@ TEST(TuningDb, NonIntegersAndDeepNestingAreIgnoredWithAWarning) {
   for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
            {replaced("\"sms\": 132", "\"sms\": 132.5"), "sms"},
            {replaced("\"sms\": 132", "\"sms\": 1e300"), "sms"},
-           {replaced("\"format\": 2", "\"format\": 2.0"), "format"},
+           {replaced("\"format\": 3", "\"format\": 3.0"), "format"},
            {replaced("\"m\": 128", "\"m\": 128.5"), "m"},
            {replaced("\"groups\": 1", "\"groups\": 1e300"), "groups"},
            {replaced("\"spec\": {", "\"spec\": {\"deep\": " + std::string(1000000, '[') + std::string(1000000, ']') + ", "),
@@ -215,8 +253,9 @@ TunedEntry grouped_entry(KernelKind kind, int64_t m, int64_t n, int64_t k, int b
 TEST(TuningDb, GroupedKeys) {
   EXPECT_EQ(TuningDb::key({KernelKind::Gemm1D2D, 4096, 7168, 2048}), "gemm1d2d:n7168:k2048:m4096");
   EXPECT_EQ(TuningDb::key({KernelKind::Gemm1D2D, 4096, 7168, 2048, 8}), "gemm1d2d:n7168:k2048:m4096");
-  EXPECT_EQ(TuningDb::key({KernelKind::GroupedMasked, 640, 4096, 2048, 32}), "gemm1d2d_gm:n4096:k2048:m1024:g32");
-  EXPECT_EQ(TuningDb::key({KernelKind::GroupedMasked, 640, 4096, 2048, 1}), "gemm1d2d_gm:n4096:k2048:m1024");
+  EXPECT_EQ(TuningDb::key({KernelKind::GroupedMasked, 640, 4096, 2048, 32}), "gemm1d2d_gm:n4096:k2048:m640:g32");
+  EXPECT_EQ(TuningDb::key({KernelKind::GroupedMasked, 640, 4096, 2048, 1}), "gemm1d2d_gm:n4096:k2048:m640");
+  EXPECT_EQ(TuningDb::bucket_key({KernelKind::GroupedMasked, 640, 4096, 2048, 32}), "gemm1d2d_gm:n4096:k2048:m1024:g32");
   EXPECT_EQ(TuningDb::key({KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8}), "gemm1d1d_kg:n7168:k4096:m32768:g8");
   EXPECT_EQ(TuningDb::key({KernelKind::GroupedContiguous, 32768, 4096, 7168, 8}),
             TuningDb::key({KernelKind::GroupedContiguous, 32768, 4096, 7168, 4}));
@@ -261,7 +300,7 @@ TEST(TuningDb, GroupedEntriesRoundTrip) {
 
 // A file written before the grouped kinds were tuned (format 1: no K or groups per entry)
 // still loads, its entries found under their keys; the next save merges them into a
-// format-2 file.
+// format-3 file.
 TEST(TuningDb, Format1FilesStillLoad) {
   fp8gemm::test::TempDir dir;
   const std::string path = dir.path() + "/tuning/db.json";
@@ -291,7 +330,40 @@ TEST(TuningDb, Format1FilesStillLoad) {
   EXPECT_EQ(warning, "");
   EXPECT_EQ(merged.entries().size(), 2u);
   EXPECT_NE(merged.find({KernelKind::Gemm1D2D, 4096, 7168, 2048}), nullptr);
-  EXPECT_NE(read_file(path)->find("\"format\": 2"), std::string::npos);
+  EXPECT_NE(read_file(path)->find("\"format\": 3"), std::string::npos);
+}
+
+// A format-2 file (one entry per M bucket, keyed by the bucket) loads with each entry keyed
+// by the M it was tuned at; an entry under another bucket's key is still a mismatch.
+TEST(TuningDb, Format2FilesStillLoad) {
+  fp8gemm::test::TempDir dir;
+  const std::string path = dir.path() + "/db.json";
+  const std::string old = R"json({
+  "format": 2,
+  "metadata": {"gpu": "NVIDIA H200", "sms": 132, "driver": 13000, "nvrtc": "13.0", "library": "0.1.0"},
+  "entries": {
+    "gemm1d2d:n7168:k2048:m4096": {"spec": {"kind": "gemm1d2d", "n": 7168, "k": 2048, "block_m": 256,
+      "block_n": 128, "stages": 3, "group_n": 8, "multicast": 0, "tma_store": 0, "split_k": 1},
+      "m": 3000, "us": 100.0, "heuristic": "x", "heuristic_us": 110.0, "k": 2048, "groups": 1}}})json";
+  ASSERT_EQ(write_file_atomic(path, old), 0);
+  std::string warning;
+  const TuningDb loaded = load_tuning_db(path, h200(), &warning);
+  EXPECT_EQ(warning, "");
+  ASSERT_EQ(loaded.entries().size(), 1u);
+  EXPECT_EQ(loaded.entries().begin()->first, "gemm1d2d:n7168:k2048:m3000");
+  ASSERT_NE(loaded.find({KernelKind::Gemm1D2D, 4096, 7168, 2048}), nullptr);  // its bucket
+  EXPECT_EQ(loaded.find({KernelKind::Gemm1D2D, 2048, 7168, 2048}), nullptr);
+  std::string elsewhere = old;
+  elsewhere.replace(elsewhere.find(":m4096"), 6, ":m8192");
+  ASSERT_EQ(write_file_atomic(path, elsewhere), 0);
+  EXPECT_TRUE(load_tuning_db(path, h200(), &warning).entries().empty());
+  EXPECT_NE(warning.find("does not match"), std::string::npos) << warning;
+  // Format 3 keys by the M itself: the bucket's key no longer matches an entry tuned at 3000.
+  std::string bucket_keyed = old;
+  bucket_keyed.replace(bucket_keyed.find("\"format\": 2"), 11, "\"format\": 3");
+  ASSERT_EQ(write_file_atomic(path, bucket_keyed), 0);
+  EXPECT_TRUE(load_tuning_db(path, h200(), &warning).entries().empty());
+  EXPECT_NE(warning.find("does not match"), std::string::npos) << warning;
 }
 
 // What a grouped entry must agree with: its key (kind, N, K, M bucket, groups); a format this
@@ -309,15 +381,15 @@ TEST(TuningDb, MismatchedGroupedEntriesAndUnknownFormatsAreIgnored) {
     return at == std::string::npos ? text : text.replace(at, from.size(), to);
   };
   for (const std::string& text : {changed(":g32\"", ":g16\""), changed("\"groups\": 32", "\"groups\": 16"),
-                                  changed("\"groups\": 32", "\"groups\": 0"), changed("\"format\": 2", "\"format\": 3"),
-                                  changed("\"format\": 2", "\"format\": 0")}) {
+                                  changed("\"groups\": 32", "\"groups\": 0"), changed("\"format\": 3", "\"format\": 4"),
+                                  changed("\"format\": 3", "\"format\": 0")}) {
     ASSERT_EQ(write_file_atomic(path, text), 0);
     std::string warning;
     EXPECT_TRUE(load_tuning_db(path, h200(), &warning).entries().empty()) << text;
     EXPECT_NE(warning.find("ignored"), std::string::npos) << warning;
   }
-  ASSERT_EQ(write_file_atomic(path, changed("\"format\": 2", "\"format\": 3")), 0);
+  ASSERT_EQ(write_file_atomic(path, changed("\"format\": 3", "\"format\": 4")), 0);
   std::string warning;
   load_tuning_db(path, h200(), &warning);
-  EXPECT_NE(warning.find("format 3 (this library reads 1 to 2)"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("format 4 (this library reads 1 to 3)"), std::string::npos) << warning;
 }
