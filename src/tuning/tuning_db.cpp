@@ -110,6 +110,7 @@ const TunedEntry* TuningDb::find(const GemmProblem& p) const {
 
 void TuningDb::put(const GemmProblem& p, const TunedEntry& entry) {
   TunedEntry& e = entries_[key(p)] = entry;
+  e.m_measured = p.m;  // the key's M, so that the file reads back under the same key
   e.k = p.k;
   e.groups = p.plan_groups();
 }

@@ -37,12 +37,12 @@ int64_t m_bucket(int64_t m);
 // One measured winner.
 struct TunedEntry {
   KernelSpec spec;          // the winner (its N and K are the problem's; KGrouped: k = 0)
-  int64_t m_measured = 0;   // the M it was timed at (the bucket's upper end, or the requested M)
+  int64_t m_measured = 0;   // the M it was timed at: the problem's (TuningDb::put sets it)
   double us = 0.0;          // its median time
   std::string heuristic;    // the heuristic's choice for the same problem (slug) ...
   double heuristic_us = 0;  // ... and its median time in the same measurement
-  // What the entry is keyed by besides the spec (TuningDb::put sets them): the problem's K
-  // (KGrouped: the columns per group it was planned for) and problem_groups.
+  // What the entry is keyed by besides the spec and M (TuningDb::put sets them): the problem's
+  // K (KGrouped: the columns per group it was planned for) and problem_groups.
   int64_t k = 0;
   int64_t groups = 1;
 };
@@ -69,7 +69,7 @@ class TuningDb {
   // one entry per bucket; format 1, written before the grouped kinds were tuned, had no
   // groups either. Their entries read as format 3 ones, keyed by their measured M.)
   std::string to_json() const;
-  // Parses format 1 or 2; std::nullopt with `why` set if the text is not a valid database.
+  // Parses formats 1 to 3; std::nullopt with `why` set if the text is not a valid database.
   static std::optional<TuningDb> from_json(const std::string& text, std::string* why);
 
   // "gemm1d2d:n7168:k2048:m3000" (M as tuned); with more than one group (problem_groups)

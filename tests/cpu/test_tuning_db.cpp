@@ -89,6 +89,12 @@ TEST(TuningDb, EntriesOfOneBucketKeepTheirM) {
   ASSERT_TRUE(back) << why;
   EXPECT_EQ(back->to_json(), db.to_json());
   EXPECT_EQ(back->find({KernelKind::Gemm1D2D, 3000, 3584, 18944})->spec.config.block_m, 192);
+  // An entry is stored under its problem's M whatever M it says it was measured at, so the
+  // file always reads back.
+  TuningDb other(h200());
+  other.put({KernelKind::Gemm1D2D, 2500, 3584, 18944}, entry(4000, 3584, 18944, 128, 192, 4));
+  EXPECT_EQ(other.find({KernelKind::Gemm1D2D, 2500, 3584, 18944})->m_measured, 2500);
+  ASSERT_TRUE(TuningDb::from_json(other.to_json(), &why)) << why;
 }
 
 TEST(TuningDb, JsonRoundTrip) {
