@@ -92,6 +92,16 @@ const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 152, 160, 192};
 // pair's lockstep weigh more per K block).
 bool long_k_loop(int block_m, int64_t k) { return block_m == 256 && (k + 127) / 128 >= 96; }
 
+// Dense forward GEMMs in 192-row tiles narrower than 128 columns, on K loops as long, in more
+// than one wave of tiles: A multicast first too. Measured (H100, isolated calls, explicit
+// configs in one process, docs/PERFORMANCE.md log 131) at M = 1100-3000 on 3584x18944,
+// 7168x16384, 4096x14336 and 5120x13824: 192x112 tiles 2-23 % faster with A pairs, 192x96
+// ones 1-11 %, 192x128 ones -1.3 to +1.6 % (left unicast); in one wave or less (M = 384,
+// 768) pairs lost up to 4.5 %.
+bool a_pairs_on_long_k_loop(int block_m, int block_n, int64_t k, int64_t tiles, int num_sms) {
+  return block_m == 192 && block_n < 128 && (k + 127) / 128 >= 96 && tiles > num_sms;
+}
+
 // Contiguous 128-row tiles with at least 32 K blocks, in at least 16 waves of tiles: CTA
 // pairs over two M blocks share B where both lie in one expert. Measured (H100,
 // docs/PERFORMANCE.md log 117) on the contiguous sets (42-62 waves of 128x192 s4 tiles),
@@ -316,8 +326,9 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
   // On long K loops of 256-row tiles, A multicast first: see long_k_loop.
   auto multicast_rank = [m, n, k, &f, &device](const RankedConfig& r) {
     const KernelConfig& c = r.spec.config;
-    if (long_k_loop(c.block_m, k)) return c.multicast == 1 ? 0 : c.multicast == 0 ? 1 : 2;
     const int64_t tiles = (m + c.block_m - 1) / c.block_m * ((n + c.block_n - 1) / c.block_n);
+    if (long_k_loop(c.block_m, k))
+      return c.multicast == 1 ? 0 : c.multicast == 0 ? 1 : 2;
     if (contiguous_b_pairs(f.m_grouping, c.block_m, k, tiles, device.num_sms))
       return c.multicast == 2 ? 0 : c.multicast == 0 ? 1 : 2;
     return c.multicast == 0 ? 0 : 1;
@@ -343,6 +354,20 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
     if ((x.spec.config.tma_store != 0) != (y.spec.config.tma_store != 0)) return x.spec.config.tma_store != 0;
     return x.spec.config.stages > y.spec.config.stages;
   });
+  // A first pick that a_pairs_on_long_k_loop names runs with A pairs: its twin moves to the
+  // front (a rule on the pick, not on the ranking: on wider tiles of the same bucket the pair
+  // is no gain, and 192x112 pairs stay behind 192x128 tiles where those lead).
+  const KernelConfig& first = out.front().spec.config;
+  const int64_t first_tiles = (m + first.block_m - 1) / first.block_m * ((n + first.block_n - 1) / first.block_n);
+  if (f.m_grouping == 0 && !f.fp32_output && first.multicast == 0 && first.split_k == 1 &&
+      a_pairs_on_long_k_loop(first.block_m, first.block_n, k, first_tiles, device.num_sms)) {
+    auto twin = std::find_if(out.begin(), out.end(), [&first](const RankedConfig& r) {
+      const KernelConfig& c = r.spec.config;
+      return c.multicast == 1 && c.block_m == first.block_m && c.block_n == first.block_n &&
+             c.tma_store == first.tma_store && c.split_k == 1;
+    });
+    if (twin != out.end()) std::rotate(out.begin(), twin, twin + 1);
+  }
   return out;
 }
 

@@ -465,6 +465,32 @@ TEST(Heuristics, LongKLoopsTakeAMulticastAndAFourthStage) {
   EXPECT_NE(mid_k.tma_store, 2);
 }
 
+// A first pick of 192-row tiles narrower than 128 columns on a long K loop (>= 96 K blocks), in
+// more than one wave, runs with A pairs (log 131: 192x112 2-23 %, 192x96 1-11 % faster); the
+// ranking itself is unchanged, so 192x128 picks stay unicast and ahead of 192x112 pairs.
+TEST(Heuristics, NarrowLongKPicksOf192RowsTakeAPairs) {
+  const DeviceTraits h200;
+  auto first = [&h200](int64_t m, int64_t n, int64_t k) {
+    return rank_configs({KernelKind::Gemm1D2D, m, n, k}, h200).front().spec.slug();
+  };
+  EXPECT_EQ(first(3000, 3584, 18944), "gemm1d2d_n3584_k18944_bm192_bn112_s4_g8_mcA_ts");
+  EXPECT_EQ(first(1100, 4096, 14336), "gemm1d2d_n4096_k14336_bm192_bn96_s4_g8_mcA_ts");
+  // 192x128 picks stay unicast (no gain measured), also one row past a multiple.
+  EXPECT_EQ(first(3000, 7168, 16384), "gemm1d2d_n7168_k16384_bm192_bn128_s4_g8_ts");
+  EXPECT_EQ(first(4097, 7168, 16384), "gemm1d2d_n7168_k16384_bm192_bn128_s4_g8_ts");
+  // One wave or less (M = 384: 2 x 64 tiles), a short K loop, and the other forms: no pair.
+  EXPECT_EQ(rank_configs({KernelKind::Gemm1D2D, 384, 5120, 13824}, h200).front().spec.config.multicast, 0);
+  for (int64_t m : {1100, 3000})
+    for (const auto& nk : kDense) {
+      const KernelConfig c = rank_configs({KernelKind::Gemm1D2D, m, nk[0], nk[1]}, h200).front().spec.config;
+      if (c.block_m == 192 && c.multicast == 1) EXPECT_GE(nk[1], 96 * 128) << m << "x" << nk[0] << "x" << nk[1];
+    }
+  // An odd number of SMs has no pairs at all: the pick stays the unicast tile.
+  DeviceTraits odd = h200;
+  odd.num_sms = 131;
+  EXPECT_EQ(rank_configs({KernelKind::Gemm1D2D, 3000, 3584, 18944}, odd).front().spec.config.multicast, 0);
+}
+
 // The persistent grid: a balanced grid has the same number of waves as a full one and no
 // fewer clusters than the waves need; it is taken only where the tensor cores bound.
 TEST(Heuristics, BalancedPersistentGrid) {
