@@ -155,8 +155,10 @@ TEST_F(GpuTest, EveryConfigFamily) {
       // 176 columns: tiles that touch three 128-column blocks of B's scales (N = 2120 and
       // 7168 put tiles at every offset modulo 128).
       {128, 176, 4, 8, 0, 1}, {64, 176, 7, 8, 0, 0}, {128, 176, 4, 8, 2, 1}, {64, 176, 6, 8, 0, 0, 2},
-      // Three math warpgroups (192-row tiles): explicit configs only (not ranked by the heuristic).
+      // Three math warpgroups (192-row tiles), A pairs on the planner's narrow picks of long K
+      // loops among them (192x112 with overlapping TMA-store slabs, 192x96).
       {192, 128, 4, 8, 0, 1}, {192, 112, 5, 8, 0, 0}, {192, 128, 4, 8, 1, 1}, {192, 16, 8, 8, 0, 0},
+      {192, 112, 4, 8, 1, 1}, {192, 96, 4, 8, 1, 1},
   };
   // M = 700: 3 blocks of 256, 6 of 128 (+1 partial), 11 of 64; N = 2120: odd block counts
   // for most block_n; K = 7184 ends in a partial K block.
