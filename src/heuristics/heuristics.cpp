@@ -326,9 +326,8 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
   // On long K loops of 256-row tiles, A multicast first: see long_k_loop.
   auto multicast_rank = [m, n, k, &f, &device](const RankedConfig& r) {
     const KernelConfig& c = r.spec.config;
+    if (long_k_loop(c.block_m, k)) return c.multicast == 1 ? 0 : c.multicast == 0 ? 1 : 2;
     const int64_t tiles = (m + c.block_m - 1) / c.block_m * ((n + c.block_n - 1) / c.block_n);
-    if (long_k_loop(c.block_m, k))
-      return c.multicast == 1 ? 0 : c.multicast == 0 ? 1 : 2;
     if (contiguous_b_pairs(f.m_grouping, c.block_m, k, tiles, device.num_sms))
       return c.multicast == 2 ? 0 : c.multicast == 0 ? 1 : 2;
     return c.multicast == 0 ? 0 : 1;

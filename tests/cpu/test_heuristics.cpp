@@ -478,12 +478,18 @@ TEST(Heuristics, NarrowLongKPicksOf192RowsTakeAPairs) {
   // 192x128 picks stay unicast (no gain measured), also one row past a multiple.
   EXPECT_EQ(first(3000, 7168, 16384), "gemm1d2d_n7168_k16384_bm192_bn128_s4_g8_ts");
   EXPECT_EQ(first(4097, 7168, 16384), "gemm1d2d_n7168_k16384_bm192_bn128_s4_g8_ts");
-  // One wave or less (M = 384: 2 x 64 tiles), a short K loop, and the other forms: no pair.
+  // One wave or less (M = 384: 2 x 64 tiles) and short K loops: no pair; nor for the weight
+  // gradient (fp32 output), whose pairs measured slower everywhere.
   EXPECT_EQ(rank_configs({KernelKind::Gemm1D2D, 384, 5120, 13824}, h200).front().spec.config.multicast, 0);
   for (int64_t m : {1100, 3000})
     for (const auto& nk : kDense) {
       const KernelConfig c = rank_configs({KernelKind::Gemm1D2D, m, nk[0], nk[1]}, h200).front().spec.config;
       if (c.block_m == 192 && c.multicast == 1) EXPECT_GE(nk[1], 96 * 128) << m << "x" << nk[0] << "x" << nk[1];
+    }
+  for (const auto& nk : kDense)
+    for (const int64_t wgrad_k : {3072, 16384}) {
+      const KernelConfig c = rank_configs({KernelKind::Gemm1D1D, nk[0], nk[1], wgrad_k}, h200).front().spec.config;
+      EXPECT_FALSE(c.block_m == 192 && c.multicast == 1) << "weight gradient " << nk[0] << "x" << nk[1] << "x" << wgrad_k;
     }
   // An odd number of SMs has no pairs at all: the pick stays the unicast tile.
   DeviceTraits odd = h200;
