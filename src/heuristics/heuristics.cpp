@@ -95,9 +95,9 @@ bool long_k_loop(int block_m, int64_t k) { return block_m == 256 && (k + 127) / 
 // Dense forward GEMMs in 192-row tiles narrower than 128 columns, on K loops as long, in more
 // than one wave of tiles: A multicast first too. Measured (H100, isolated calls, explicit
 // configs in one process, docs/PERFORMANCE.md log 131) at M = 1100-3000 on 3584x18944,
-// 7168x16384, 4096x14336 and 5120x13824: 192x112 tiles 2-23 % faster with A pairs, 192x96
-// ones 1-11 %, 192x128 ones -1.3 to +1.6 % (left unicast); in one wave or less (M = 384,
-// 768) pairs lost up to 4.5 %.
+// 7168x16384, 4096x14336 and 5120x13824: 192x112 tiles 1-23 % faster with A pairs, 192x96
+// ones 0-12 %, 192x128 ones -1.3 to +1.6 % (left unicast); at M = 384 and 768, in 1.15 waves
+// or less, pairs lost up to 4.5 %.
 bool a_pairs_on_long_k_loop(int block_m, int block_n, int64_t k, int64_t tiles, int num_sms) {
   return block_m == 192 && block_n < 128 && (k + 127) / 128 >= 96 && tiles > num_sms;
 }

@@ -466,7 +466,7 @@ TEST(Heuristics, LongKLoopsTakeAMulticastAndAFourthStage) {
 }
 
 // A first pick of 192-row tiles narrower than 128 columns on a long K loop (>= 96 K blocks), in
-// more than one wave, runs with A pairs (log 131: 192x112 2-23 %, 192x96 1-11 % faster); the
+// more than one wave, runs with A pairs (log 131: 192x112 1-23 %, 192x96 0-12 % faster); the
 // ranking itself is unchanged, so 192x128 picks stay unicast and ahead of 192x112 pairs.
 TEST(Heuristics, NarrowLongKPicksOf192RowsTakeAPairs) {
   const DeviceTraits h200;
