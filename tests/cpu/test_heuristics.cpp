@@ -224,6 +224,16 @@ TEST(Heuristics, DensePicksOnTheRecordedModelSweep) {
   expect_regret_within(timed, 0.16, 0.025);
 }
 
+// And on ten long-K problems whose picks are 192-row tiles, each timed unicast and with A pairs
+// (tests/data/dense-sweep-h100-a-pairs.txt, H100, docs/PERFORMANCE.md log 131): the regret of
+// the picks with the A-pair rule. Without it the narrow picks ran unicast: 1.050x in geometric
+// mean, 1.239x at worst (3000x3584x18944); with it 1.006x and 1.027x.
+TEST(Heuristics, DensePicksOnTheRecordedAPairSweep) {
+  const Sweep timed = read_sweep("dense-sweep-h100-a-pairs.txt");
+  ASSERT_EQ(timed.size(), 10u);
+  expect_regret_within(timed, 0.03, 0.01);
+}
+
 // What `fp8gemm tune` (eight candidates) would find on the recorded sweeps: the best timed kernel
 // among its candidates against the best timed at all. Half the candidates are the model's best,
 // half the best-ranked config of each further tile shape, so that a shape the model misjudges is
