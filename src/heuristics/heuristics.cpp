@@ -92,6 +92,11 @@ const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 152, 160, 192};
 // pair's lockstep weigh more per K block).
 bool long_k_loop(int block_m, int64_t k) { return block_m == 256 && (k + 127) / 128 >= 96; }
 
+// Tiles of block_m x block_n over an M x N output (one group).
+int64_t tile_count(int64_t m, int64_t n, int block_m, int block_n) {
+  return (m + block_m - 1) / block_m * ((n + block_n - 1) / block_n);
+}
+
 // Dense forward GEMMs in 192-row tiles narrower than 128 columns, on K loops as long, in more
 // than one wave of tiles: A multicast first too. Measured (H100, isolated calls, explicit
 // configs in one process, docs/PERFORMANCE.md log 131) at M = 1100-3000 on 3584x18944,
@@ -261,9 +266,7 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
         for (int tma_store : {1, 0, 2})
         for (int split_k : {1, 2}) {
           // Split-K only for problems whose tiles leave SMs idle.
-          if (split_k == 2 && (multicast != 0 || (m + block_m - 1) / block_m * ((n + block_n - 1) / block_n) >=
-                                                     device.num_sms))
-            continue;
+          if (split_k == 2 && (multicast != 0 || tile_count(m, n, block_m, block_n) >= device.num_sms)) continue;
           // A family whose kernel takes K at run time (k-grouped) is ranked as the family
           // it names (the dense weight gradient of all groups' rows) at the expected K per group.
           const bool ranked_as_other = f.ranked_as != kind;
@@ -327,8 +330,7 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
   auto multicast_rank = [m, n, k, &f, &device](const RankedConfig& r) {
     const KernelConfig& c = r.spec.config;
     if (long_k_loop(c.block_m, k)) return c.multicast == 1 ? 0 : c.multicast == 0 ? 1 : 2;
-    const int64_t tiles = (m + c.block_m - 1) / c.block_m * ((n + c.block_n - 1) / c.block_n);
-    if (contiguous_b_pairs(f.m_grouping, c.block_m, k, tiles, device.num_sms))
+    if (contiguous_b_pairs(f.m_grouping, c.block_m, k, tile_count(m, n, c.block_m, c.block_n), device.num_sms))
       return c.multicast == 2 ? 0 : c.multicast == 0 ? 1 : 2;
     return c.multicast == 0 ? 0 : 1;
   };
@@ -357,9 +359,9 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
   // front (a rule on the pick, not on the ranking: on wider tiles of the same bucket the pair
   // is no gain, and 192x112 pairs stay behind 192x128 tiles where those lead).
   const KernelConfig& first = out.front().spec.config;
-  const int64_t first_tiles = (m + first.block_m - 1) / first.block_m * ((n + first.block_n - 1) / first.block_n);
   if (f.m_grouping == 0 && !f.fp32_output && first.multicast == 0 && first.split_k == 1 &&
-      a_pairs_on_long_k_loop(first.block_m, first.block_n, k, first_tiles, device.num_sms)) {
+      a_pairs_on_long_k_loop(first.block_m, first.block_n, k, tile_count(m, n, first.block_m, first.block_n),
+                             device.num_sms)) {
     auto twin = std::find_if(out.begin(), out.end(), [&first](const RankedConfig& r) {
       const KernelConfig& c = r.spec.config;
       return c.multicast == 1 && c.block_m == first.block_m && c.block_n == first.block_n &&
