@@ -71,6 +71,14 @@ constexpr double kKBlockOneWarpgroup = 200, kKBlockOneWarpgroupPerColumn = 1.0;
 // decode tile stores one row), plus a fixed latency; TMA stores mostly overlap.
 constexpr double kTileCyclesTmaStore = 1300, kTileCyclesDirectPer128x128 = 4500;
 constexpr double kTileCyclesDirectFixed = 150;
+// A forward tile of 256 rows ends later: each math warpgroup converts and stores two 64-row
+// waves of accumulators where 128- and 192-row tiles store one, and the tensor cores wait for
+// it. Fitted to short K loops (H100, isolated calls, 21 problems of M = 2048-8192 and K =
+// 512-2048 in ten explicit configs, two rounds; docs/PERFORMANCE.md log 132): 256x128 tiles
+// ran 2-9 % behind 192x128 or 128x192 ones at K <= 1024 (32768x512 at M = 4096: 135 against
+// 126-129 us), the picks' regret there 1.032x -> 1.014x with it; on the recorded long-K sweeps
+// it changes nothing (a tile's end against 50-130 K blocks).
+constexpr double kTileCyclesTwoWavesPerWarpgroup = 1000;
 constexpr double kSlabWaitCycles = 500;  // one slab buffer: each slab waits for the last
 constexpr double kSplitExchangeCycles = 3000;  // split-K: partial sums through DSMEM, measured
 constexpr int kMaxStages = 8;
@@ -179,7 +187,8 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   // column separately (a multiply more per element).
   if (wgrad) k_block = kWgradKBlockFactor * k_block;
   const double epilogue = wgrad                ? 2 * kTileCyclesTmaStore
-                          : c.tma_store == 1   ? kTileCyclesTmaStore
+                          : c.tma_store == 1   ? kTileCyclesTmaStore +
+                                                   (waves_per_warpgroup == 2 ? kTileCyclesTwoWavesPerWarpgroup : 0.0)
                           : c.tma_store == 2 ? kTileCyclesTmaStore + kSlabWaitCycles * slabs_per_warpgroup
                                              : kTileCyclesDirectFixed +
                                                    kTileCyclesDirectPer128x128 * rows_a * c.block_n / (128.0 * 128.0);

@@ -234,6 +234,17 @@ TEST(Heuristics, DensePicksOnTheRecordedAPairSweep) {
   expect_regret_within(timed, 0.03, 0.01);
 }
 
+// And on 21 short-K problems (M = 2048-8192, K = 512-2048), ten tiles each
+// (tests/data/dense-sweep-h100-short-k.txt, H100, docs/PERFORMANCE.md log 132): without the
+// longer end of 256-row tiles (kTileCyclesTwoWavesPerWarpgroup) the model picked 256x128 on
+// all but two, 1.032x the best tile in geometric mean and 1.088x at worst (8192x8192x512);
+// with it 1.014x and 1.054x.
+TEST(Heuristics, DensePicksOnTheRecordedShortKSweep) {
+  const Sweep timed = read_sweep("dense-sweep-h100-short-k.txt");
+  ASSERT_EQ(timed.size(), 21u);
+  expect_regret_within(timed, 0.055, 0.015);
+}
+
 // What `fp8gemm tune` (eight candidates) would find on the recorded sweeps: the best timed kernel
 // among its candidates against the best timed at all. Half the candidates are the model's best,
 // half the best-ranked config of each further tile shape, so that a shape the model misjudges is
@@ -505,6 +516,25 @@ TEST(Heuristics, NarrowLongKPicksOf192RowsTakeAPairs) {
   DeviceTraits odd = h200;
   odd.num_sms = 131;
   EXPECT_EQ(rank_configs({KernelKind::Gemm1D2D, 3000, 3584, 18944}, odd).front().spec.config.multicast, 0);
+}
+
+// Short K loops leave 256-row tiles (their end, two 64-row waves per math warpgroup, weighs
+// against few K blocks; log 132: 32768x512 at M = 4096 4-5 % faster in 128x192 tiles), while
+// long ones keep them with A pairs and one slab buffer, and 7168x2048 (16 K blocks) keeps them.
+TEST(Heuristics, ShortKLoopsLeave256RowTiles) {
+  const DeviceTraits h200;
+  auto first = [&h200](int64_t m, int64_t n, int64_t k) {
+    return rank_configs({KernelKind::Gemm1D2D, m, n, k}, h200).front().spec.config;
+  };
+  for (int64_t m : {2048, 4096, 8192}) EXPECT_NE(first(m, 32768, 512).block_m, 256) << "M=" << m;
+  EXPECT_NE(first(4096, 24576, 1536).block_m, 256);
+  EXPECT_EQ(first(4096, 7168, 2048).block_m, 256);
+  EXPECT_EQ(first(4096, 4096, 7168).block_m, 256);
+  for (int64_t m : {4096, 6000}) {
+    const KernelConfig c = first(m, 7168, 16384);
+    EXPECT_TRUE(c.block_m == 256 && c.multicast == 1 && c.tma_store == 2) << "M=" << m;
+  }
+  EXPECT_EQ(first(5000, 5120, 13824).block_m, 256);
 }
 
 // The persistent grid: a balanced grid has the same number of waves as a full one and no
