@@ -263,7 +263,8 @@ TEST(Heuristics, DensePicksOnTheRecordedMidKSweep) {
 // 1.22x the best tile) and none was timed on 512x3584x18944 (docs/PERFORMANCE.md, log 126).
 TEST(Heuristics, TuningCandidatesReachTheRecordedBest) {
   const DeviceTraits device;
-  for (const char* name : {"dense-sweep-h100.txt", "decode-sweep-h200.txt"}) {
+  for (const char* name : {"dense-sweep-h100.txt", "decode-sweep-h200.txt", "dense-sweep-h100-short-k.txt",
+                           "dense-sweep-h100-mid-k.txt"}) {
     double sum = 0;
     const Sweep timed = read_sweep(name);
     for (const auto& [problem, kernels] : timed) {
