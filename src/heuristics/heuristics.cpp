@@ -76,8 +76,11 @@ constexpr double kTileCyclesDirectFixed = 150;
 // it. Fitted to short K loops (H100, isolated calls, 21 problems of M = 2048-8192 and K =
 // 512-2048 in ten explicit configs, two rounds; docs/PERFORMANCE.md log 132): 256x128 tiles
 // ran 2-9 % behind 192x128 or 128x192 ones at K <= 1024 (32768x512 at M = 4096: 135 against
-// 126-129 us), the picks' regret there 1.032x -> 1.014x with it; on the recorded long-K sweeps
-// it changes nothing (a tile's end against 50-130 K blocks).
+// 126-129 us), the picks' regret there 1.032x -> 1.014x with it (on 14 more problems of K =
+// 1024-5120 timed afterwards 1.063x -> 1.046x); on the recorded long-K sweeps it changes
+// nothing (a tile's end against 50-130 K blocks). The one slab buffer of long K loops
+// (tma_store = 2) is priced by its slab waits instead: charged this too, 6000x7168x16384 and
+// 5000x5120x13824 left their 256x128 A-pair tiles for ones measured 2 % and 7-15 % slower.
 constexpr double kTileCyclesTwoWavesPerWarpgroup = 1000;
 constexpr double kSlabWaitCycles = 500;  // one slab buffer: each slab waits for the last
 constexpr double kSplitExchangeCycles = 3000;  // split-K: partial sums through DSMEM, measured

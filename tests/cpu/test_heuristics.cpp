@@ -531,7 +531,7 @@ TEST(Heuristics, NarrowLongKPicksOf192RowsTakeAPairs) {
 }
 
 // Short K loops leave 256-row tiles (their end, two 64-row waves per math warpgroup, weighs
-// against few K blocks; log 132: 32768x512 at M = 4096 4-5 % faster in 128x192 tiles), while
+// against few K blocks; log 132: 32768x512 at M = 4096 4-6 % faster in 128x192 tiles), while
 // long ones keep them with A pairs and one slab buffer, and 7168x2048 (16 K blocks) keeps them.
 TEST(Heuristics, ShortKLoopsLeave256RowTiles) {
   const DeviceTraits h200;
