@@ -153,10 +153,12 @@ Sweep read_sweep(const std::string& name) {
   return timed;
 }
 
-// Per problem the regret (log of the time of the first-ranked kernel that was timed over the
-// best one timed, among the kernels with the planner's rasterization); their mean and worst
-// are bounded.
-void expect_regret_within(const Sweep& timed, double worst_bound, double mean_bound) {
+// On the recorded sweep `name` (tests/data, `problems` problems): per problem the regret (log of
+// the time of the first-ranked kernel that was timed over the best one timed, among the kernels
+// with the planner's rasterization); their mean and worst are bounded.
+void expect_regret_within(const char* name, size_t problems, double worst_bound, double mean_bound) {
+  const Sweep timed = read_sweep(name);
+  ASSERT_EQ(timed.size(), problems) << name;
   auto planner_raster = [](const std::string& s) {
     return s.find("_g8_") != std::string::npos || (s.size() >= 3 && s.compare(s.size() - 3, 3, "_g8") == 0);
   };
@@ -196,9 +198,7 @@ void expect_regret_within(const Sweep& timed, double worst_bound, double mean_bo
 // paper; a change that moves these numbers should come with a new sweep (tools/decode_sweep.py
 // turns the log of `fp8gemm -v tune` into that file).
 TEST(Heuristics, DecodePicksOnTheRecordedSweep) {
-  const Sweep timed = read_sweep("decode-sweep-h200.txt");
-  ASSERT_EQ(timed.size(), 21u);
-  expect_regret_within(timed, 0.06, 0.015);
+  expect_regret_within("decode-sweep-h200.txt", 21, 0.06, 0.015);
 }
 
 // The same for 16 dense problems of M = 384-8192 off the DeepSeek-V3 set, 21 forward tiles each
@@ -209,9 +209,7 @@ TEST(Heuristics, DecodePicksOnTheRecordedSweep) {
 // (0.0465). A refit of the tile costs lowers them; a change that raises them is a regression
 // of kernel choice.
 TEST(Heuristics, DensePicksOnTheRecordedSweep) {
-  const Sweep timed = read_sweep("dense-sweep-h100.txt");
-  ASSERT_EQ(timed.size(), 16u);
-  expect_regret_within(timed, 0.21, 0.05);
+  expect_regret_within("dense-sweep-h100.txt", 16, 0.21, 0.05);
 }
 
 // And on 48 more problems (M = 320-6000, eight (N, K) of Llama-3, Qwen2.5 and a 2880-wide
@@ -219,9 +217,7 @@ TEST(Heuristics, DensePicksOnTheRecordedSweep) {
 // docs/PERFORMANCE.md log 130). Bounds at the model's regret when recorded: 1.024x in geometric
 // mean (log 0.0236), worst 1.172x (2048x5120x13824: 192x112 picked, 128x128 best).
 TEST(Heuristics, DensePicksOnTheRecordedModelSweep) {
-  const Sweep timed = read_sweep("dense-sweep-h100-models.txt");
-  ASSERT_EQ(timed.size(), 48u);
-  expect_regret_within(timed, 0.16, 0.025);
+  expect_regret_within("dense-sweep-h100-models.txt", 48, 0.16, 0.025);
 }
 
 // And on ten long-K problems whose picks are 192-row tiles, each timed unicast and with A pairs
@@ -229,9 +225,7 @@ TEST(Heuristics, DensePicksOnTheRecordedModelSweep) {
 // the picks with the A-pair rule. Without it the narrow picks ran unicast: 1.050x in geometric
 // mean, 1.239x at worst (3000x3584x18944); with it 1.006x and 1.027x.
 TEST(Heuristics, DensePicksOnTheRecordedAPairSweep) {
-  const Sweep timed = read_sweep("dense-sweep-h100-a-pairs.txt");
-  ASSERT_EQ(timed.size(), 10u);
-  expect_regret_within(timed, 0.03, 0.01);
+  expect_regret_within("dense-sweep-h100-a-pairs.txt", 10, 0.03, 0.01);
 }
 
 // And on 21 short-K problems (M = 2048-8192, K = 512-2048), ten tiles each
@@ -240,9 +234,7 @@ TEST(Heuristics, DensePicksOnTheRecordedAPairSweep) {
 // all but two, 1.032x the best tile in geometric mean and 1.088x at worst (8192x8192x512);
 // with it 1.014x and 1.054x.
 TEST(Heuristics, DensePicksOnTheRecordedShortKSweep) {
-  const Sweep timed = read_sweep("dense-sweep-h100-short-k.txt");
-  ASSERT_EQ(timed.size(), 21u);
-  expect_regret_within(timed, 0.055, 0.015);
+  expect_regret_within("dense-sweep-h100-short-k.txt", 21, 0.055, 0.015);
 }
 
 // And on 14 problems of M = 4096 and 8192 with K = 1024-5120, six tiles each
@@ -251,9 +243,7 @@ TEST(Heuristics, DensePicksOnTheRecordedShortKSweep) {
 // / 1.129x with it. Many of its rows ran at the power cap (1350-1980 MHz), so single rows are
 // loose; the bounds hold the mean.
 TEST(Heuristics, DensePicksOnTheRecordedMidKSweep) {
-  const Sweep timed = read_sweep("dense-sweep-h100-mid-k.txt");
-  ASSERT_EQ(timed.size(), 14u);
-  expect_regret_within(timed, 0.125, 0.05);
+  expect_regret_within("dense-sweep-h100-mid-k.txt", 14, 0.125, 0.05);
 }
 
 // What `fp8gemm tune` (eight candidates) would find on the recorded sweeps: the best timed kernel
