@@ -73,15 +73,19 @@ constexpr double kTileCyclesTmaStore = 1300, kTileCyclesDirectPer128x128 = 4500;
 constexpr double kTileCyclesDirectFixed = 150;
 // A forward tile of 256 rows ends later: each math warpgroup converts and stores two 64-row
 // waves of accumulators where 128- and 192-row tiles store one, and the tensor cores wait for
-// it. Fitted to short K loops (H100, isolated calls, 21 problems of M = 2048-8192 and K =
+// it. Fitted first to short K loops (H100, isolated calls, 21 problems of M = 2048-8192 and K =
 // 512-2048 in ten explicit configs, two rounds; docs/PERFORMANCE.md log 132): 256x128 tiles
 // ran 2-9 % behind 192x128 or 128x192 ones at K <= 1024 (32768x512 at M = 4096: 135 against
-// 126-129 us), the picks' regret there 1.032x -> 1.014x with it (on 14 more problems of K =
-// 1024-5120 timed afterwards 1.063x -> 1.046x); on the recorded long-K sweeps it changes
-// nothing (a tile's end against 50-130 K blocks). The one slab buffer of long K loops
-// (tma_store = 2) is priced by its slab waits instead: charged this too, 6000x7168x16384 and
-// 5000x5120x13824 left their 256x128 A-pair tiles for ones measured 2 % and 7-15 % slower.
-constexpr double kTileCyclesTwoWavesPerWarpgroup = 1000;
+// 126-129 us); at 1000 cycles the picks' regret there went 1.032x -> 1.014x. Raised to 1500 for
+// mid K at large M (log 133): the 14 picks of the 567-problem grid that it moves (M = 512-16384,
+// K = 1536-4096; to 128x192, 192x128 or 128x160) ran 1.015x faster in geometric mean over
+// three alternated rounds (8192x14336x4096 1.025x, 5000x7168x2048 1.037x; 24576x1536 even),
+// the mid-K sweep's regret 1.046x -> 1.037x, the short-K one's 1.014x -> 1.016x. On the
+// recorded long-K sweeps it changes nothing (a tile's end against 50-130 K blocks). The one
+// slab buffer of long K loops (tma_store = 2) is priced by its slab waits instead: charged this
+// too, 6000x7168x16384 and 5000x5120x13824 left their 256x128 A-pair tiles for ones measured 2 %
+// and 7-15 % slower.
+constexpr double kTileCyclesTwoWavesPerWarpgroup = 1500;
 constexpr double kSlabWaitCycles = 500;  // one slab buffer: each slab waits for the last
 constexpr double kSplitExchangeCycles = 3000;  // split-K: partial sums through DSMEM, measured
 constexpr int kMaxStages = 8;
