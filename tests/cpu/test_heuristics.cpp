@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <tuple>
 
 #include "heuristics/heuristics.hpp"
+#include "sweep_score.hpp"
 #include "runtime/planner.hpp"
 #include "tuning/tuner.hpp"
 
@@ -134,22 +133,13 @@ TEST(Heuristics, TwoMBlocksFetchBTwice) {
 namespace {
 
 // A recorded sweep (tests/data): "M N K kernel us" per timed kernel of dense problems.
-using Sweep = std::map<std::tuple<int64_t, int64_t, int64_t>, std::map<std::string, double>>;
+using fp8gemm::sweep::Sweep;
 
 Sweep read_sweep(const std::string& name) {
   const std::string path = std::string(FP8GEMM_TEST_DATA_DIR) + "/" + name;
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
   Sweep timed;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    int64_t m = 0, n = 0, k = 0;
-    std::string kernel;
-    double us = 0;
-    EXPECT_TRUE(fields >> m >> n >> k >> kernel >> us) << line;
-    timed[{m, n, k}][kernel] = us;
-  }
+  std::string error;
+  EXPECT_TRUE(fp8gemm::sweep::read_sweep(path, timed, error)) << error;
   return timed;
 }
 
@@ -159,27 +149,13 @@ Sweep read_sweep(const std::string& name) {
 void expect_regret_within(const char* name, size_t problems, double worst_bound, double mean_bound) {
   const Sweep timed = read_sweep(name);
   ASSERT_EQ(timed.size(), problems) << name;
-  auto planner_raster = [](const std::string& s) {
-    return s.find("_g8_") != std::string::npos || (s.size() >= 3 && s.compare(s.size() - 3, 3, "_g8") == 0);
-  };
-  const DeviceTraits device;
   double sum = 0, worst = 0;
-  for (const auto& [problem, kernels] : timed) {
-    const auto [m, n, k] = problem;
-    SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k);
-    double best = 1e30;
-    for (const auto& [kernel, us] : kernels)
-      if (planner_raster(kernel)) best = std::min(best, us);
-    double picked = 0;
-    for (const RankedConfig& r : rank_configs({KernelKind::Gemm1D2D, m, n, k}, device)) {
-      const auto it = kernels.find(r.spec.slug());
-      if (it == kernels.end()) continue;
-      picked = it->second;
-      break;
-    }
-    ASSERT_GT(picked, 0.0) << "no ranked kernel was timed";
-    const double regret = std::log(picked / best);
-    EXPECT_LE(regret, worst_bound) << "picked " << picked << " us, best " << best;
+  for (const fp8gemm::sweep::PickScore& s : fp8gemm::sweep::score_picks(timed, DeviceTraits{}, 0)) {
+    SCOPED_TRACE(testing::Message() << s.m << "x" << s.n << "x" << s.k);
+    ASSERT_GT(s.best_us, 0.0) << "no kernel of the planner's rasterization was timed";
+    ASSERT_GT(s.picked_us, 0.0) << "no ranked kernel was timed";
+    const double regret = s.regret();
+    EXPECT_LE(regret, worst_bound) << "picked " << s.picked_us << " us, best " << s.best_us;
     sum += regret;
     worst = std::max(worst, regret);
   }
@@ -191,6 +167,33 @@ void expect_regret_within(const char* name, size_t problems, double worst_bound,
 }
 
 }  // namespace
+
+// The sweep reader keeps a file's rows only when every line is of the form; a bad line names
+// the file and its line, and a kernel timed again replaces the earlier time.
+TEST(Heuristics, SweepFilesAreReadWhole) {
+  const std::string good = testing::TempDir() + "sweep-good.txt", bad = testing::TempDir() + "sweep-bad.txt";
+  {
+    std::FILE* f = std::fopen(good.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("# comment\n\n4096 7168 2048 gemm1d2d_a 10.5\n4096 7168 2048 gemm1d2d_a 9.5\n1 2 128 gemm1d2d_b 3\n", f);
+    std::fclose(f);
+    f = std::fopen(bad.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("8 8 128 gemm1d2d_c 1\n8 8 128 gemm1d2d_d -1\n", f);
+    std::fclose(f);
+  }
+  fp8gemm::sweep::Sweep sweep;
+  std::string error;
+  ASSERT_TRUE(fp8gemm::sweep::read_sweep(good, sweep, error)) << error;
+  ASSERT_EQ(sweep.size(), 2u);
+  EXPECT_EQ((sweep[{4096, 7168, 2048}]["gemm1d2d_a"]), 9.5);
+  EXPECT_FALSE(fp8gemm::sweep::read_sweep(bad, sweep, error));
+  EXPECT_NE(error.find(bad + ":2:"), std::string::npos) << error;
+  EXPECT_EQ(sweep.size(), 2u);  // nothing of the bad file
+  EXPECT_FALSE(fp8gemm::sweep::read_sweep(testing::TempDir() + "no-such-sweep.txt", sweep, error));
+  std::remove(good.c_str());
+  std::remove(bad.c_str());
+}
 
 // The model's picks against a recorded sweep of the 21 dense decode problems on an H200 (every
 // candidate the tuner timed, tests/data/decode-sweep-h200.txt), both with the planner's

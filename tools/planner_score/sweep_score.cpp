@@ -1,0 +1,74 @@
+#include "sweep_score.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "tuning/tuner.hpp"
+
+namespace fp8gemm::sweep {
+
+bool read_sweep(const std::string& path, Sweep& sweep, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = path + ": cannot be read";
+    return false;
+  }
+  Sweep rows;
+  int line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
+    std::istringstream fields(line);
+    int64_t m = 0, n = 0, k = 0;
+    std::string kernel, rest;
+    double us = 0;
+    if (!(fields >> m >> n >> k >> kernel >> us) || (fields >> rest) || m <= 0 || n <= 0 || k <= 0 ||
+        !(us > 0) || !std::isfinite(us)) {
+      error = path + ":" + std::to_string(line_number) + ": expected \"M N K kernel us\" (positive numbers), got \"" +
+              line + "\"";
+      return false;
+    }
+    rows[{m, n, k}][kernel] = us;
+  }
+  for (auto& [problem, kernels] : rows)
+    for (auto& [kernel, us] : kernels) sweep[problem][kernel] = us;
+  return true;
+}
+
+bool planner_raster(const std::string& slug) {
+  return slug.find("_g8_") != std::string::npos || (slug.size() >= 3 && slug.compare(slug.size() - 3, 3, "_g8") == 0);
+}
+
+double PickScore::regret() const { return picked_us > 0 && best_us > 0 ? std::log(picked_us / best_us) : 0.0; }
+
+std::vector<PickScore> score_picks(const Sweep& sweep, const detail::DeviceTraits& device, int tuner_candidates) {
+  using detail::KernelKind;
+  std::vector<PickScore> scores;
+  for (const auto& [problem, kernels] : sweep) {
+    PickScore s;
+    std::tie(s.m, s.n, s.k) = problem;
+    for (const auto& [kernel, us] : kernels)
+      if (planner_raster(kernel) && (s.best.empty() || us < s.best_us)) {
+        s.best = kernel;
+        s.best_us = us;
+      }
+    for (const detail::RankedConfig& r : detail::rank_configs({KernelKind::Gemm1D2D, s.m, s.n, s.k}, device)) {
+      const auto it = kernels.find(r.spec.slug());
+      if (it == kernels.end()) continue;
+      s.picked = it->first;
+      s.picked_us = it->second;
+      break;
+    }
+    if (tuner_candidates > 0)
+      for (const detail::KernelSpec& c :
+           detail::tuning_candidates({KernelKind::Gemm1D2D, s.m, s.n, s.k}, device, tuner_candidates)) {
+        const auto it = kernels.find(c.slug());
+        if (it != kernels.end() && (s.tuner_us == 0 || it->second < s.tuner_us)) s.tuner_us = it->second;
+      }
+    scores.push_back(std::move(s));
+  }
+  return scores;
+}
+
+}  // namespace fp8gemm::sweep
