@@ -4,7 +4,7 @@
 //   fp8gemm_planner_score [-v] [--candidates 8] SWEEP...
 //     For each sweep file (tests/data/*-sweep-*.txt: "M N K kernel us" per timed config), and
 //     for all of them pooled (a problem timed in several files counts once, its kernels
-//     merged): the regret of the planner's picks (the first-ranked config that the sweep
+//     merged; a kernel timed in two files keeps the later file's time): the regret of the planner's picks (the first-ranked config that the sweep
 //     timed, against the best timed with the planner's rasterization), geometric mean and
 //     worst, and what `fp8gemm tune --candidates N` would reach. -v prints every problem.
 //   fp8gemm_planner_score --picks SHAPES.json
@@ -124,10 +124,12 @@ int main(int argc, char** argv) {
   for (const std::string& path : sweeps) {
     sweep::Sweep one;
     std::string error;
-    if (!sweep::read_sweep(path, one, error) || !sweep::read_sweep(path, pooled, error)) {
+    if (!sweep::read_sweep(path, one, error)) {
       std::fprintf(stderr, "planner_score: %s\n", error.c_str());
       return 2;
     }
+    for (const auto& [problem, kernels] : one)
+      for (const auto& [kernel, us] : kernels) pooled[problem][kernel] = us;
     complete = report(path, sweep::score_picks(one, device, candidates), verbose) && complete;
   }
   if (sweeps.size() > 1) complete = report("all", sweep::score_picks(pooled, device, candidates), false) && complete;
