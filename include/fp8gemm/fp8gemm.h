@@ -172,14 +172,18 @@ typedef struct fp8gemm_scale_output_t {
   int64_t col_stride;
 } fp8gemm_scale_output_t;
 
-/* Number of 128-wide blocks covering k. */
-static inline int64_t fp8gemm_scale_blocks(int64_t k) { return (k + 127) / 128; }
+/* Number of 128-wide blocks covering k; without overflow for any k. */
+static inline int64_t fp8gemm_scale_blocks(int64_t k) { return k > 0 ? k / 128 + (k % 128 != 0) : (k + 127) / 128; }
 
-/* Column stride of per-token scales for m rows: m rounded up to 4 floats. */
-static inline int64_t fp8gemm_per_token_scale_stride(int64_t m) { return (m + 3) / 4 * 4; }
+/* Column stride of per-token scales for m rows: m rounded up to 4 floats; without overflow
+   for any m (INT64_MAX where the multiple of 4 is past it). */
+static inline int64_t fp8gemm_per_token_scale_stride(int64_t m) { return m <= INT64_MAX - 3 ? (m + 3) / 4 * 4 : INT64_MAX; }
 
-/* Columns a group of k columns occupies in gemm_fp8_nt_wgrad_k_grouped's A and B. */
-static inline int64_t fp8gemm_k_grouped_columns(int64_t k) { return k > 0 ? (k + 127) / 128 * 128 : 0; }
+/* Columns a group of k columns occupies in gemm_fp8_nt_wgrad_k_grouped's A and B; without
+   overflow for any k (INT64_MAX where the multiple of 128 is past it). */
+static inline int64_t fp8gemm_k_grouped_columns(int64_t k) {
+  return k <= 0 ? 0 : k <= INT64_MAX - 127 ? (k + 127) / 128 * 128 : INT64_MAX;
+}
 
 /* Per-token (1x128) scales of an [m, k] operand, M-major, as the GEMMs read them. */
 static inline fp8gemm_scale_matrix_t fp8gemm_per_token_scales(const float* data, int64_t m, int64_t k) {

@@ -124,8 +124,9 @@ using ScaleOutput = DeviceScales<float*>;
 // Number of 128-wide blocks covering `k` (the last may be partial); without overflow for any k.
 constexpr int64_t scale_blocks(int64_t k) { return k > 0 ? k / 128 + (k % 128 != 0) : (k + 127) / 128; }
 
-// Column stride of per-token scales for `m` rows: m rounded up to 4 floats (16 bytes).
-constexpr int64_t per_token_scale_stride(int64_t m) { return (m + 3) / 4 * 4; }
+// Column stride of per-token scales for `m` rows: m rounded up to 4 floats (16 bytes);
+// without overflow for any m (INT64_MAX where the multiple of 4 is past it).
+constexpr int64_t per_token_scale_stride(int64_t m) { return m <= INT64_MAX - 3 ? (m + 3) / 4 * 4 : INT64_MAX; }
 
 // Per-token (1x128) scales of an [m, k] operand in the layout the GEMM reads:
 // logical [m, ceil(k/128)], M-major ("column-major"), each column padded to
@@ -261,8 +262,11 @@ FP8GEMM_API void gemm_fp8_nt_wgrad_k_grouped(const Fp8Matrix& a, const ScaleMatr
                                              const ScaleMatrix& b_scales, const Fp32Matrix& d, const Fp32Matrix* c,
                                              const int32_t* group_k, int64_t groups, Stream stream = nullptr);
 
-// Columns a group of k columns occupies in gemm_fp8_nt_wgrad_k_grouped's A and B.
-constexpr int64_t k_grouped_columns(int64_t k) { return k > 0 ? (k + 127) / 128 * 128 : 0; }
+// Columns a group of k columns occupies in gemm_fp8_nt_wgrad_k_grouped's A and B; without
+// overflow for any k (INT64_MAX where the multiple of 128 is past it).
+constexpr int64_t k_grouped_columns(int64_t k) {
+  return k <= 0 ? 0 : k <= INT64_MAX - 127 ? (k + 127) / 128 * 128 : INT64_MAX;
+}
 
 // The tile configuration of a GEMM kernel. gemm_fp8_nt and the others choose one
 // themselves; the overloads below run a given one (for tuners, tests and experiments).

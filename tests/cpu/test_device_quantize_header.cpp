@@ -168,6 +168,11 @@ TEST(DeviceQuantizeHeader, LayoutHelpersMatchThePublicApi) {
   static_assert(fq::kGroupSize == 128);
   static_assert(fq::per_token_scale_stride(5) == 8 && fq::per_token_scale_index(3, 2, 5) == 19);
   static_assert(fq::block_scale_index(1, 2, 300) == 5 && fq::e4m3_ld(100) == 112);
+  // Defined for every size, as the public header's helpers are (a static_assert does not
+  // compile on overflow).
+  static_assert(fq::scale_blocks(INT64_MAX) == fp8gemm::scale_blocks(INT64_MAX));
+  static_assert(fq::per_token_scale_stride(INT64_MAX) == fp8gemm::per_token_scale_stride(INT64_MAX));
+  static_assert(fq::per_token_scale_stride(INT64_MAX - 4) == INT64_MAX - 3);
   for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 127, 128, 129, 1000, 4097})
     for (int64_t k : {16, 128, 130, 300, 7168, 7184}) {
       SCOPED_TRACE(testing::Message() << m << " x " << k);

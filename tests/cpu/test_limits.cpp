@@ -6,6 +6,7 @@
 
 #include <functional>
 
+#include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/fp8gemm.hpp"
 #include "heuristics/heuristics.hpp"
 #include "problem/problem.hpp"
@@ -93,4 +94,29 @@ TEST(Limits, ShapesOutsideTheLimitsAreInvalidArgumentsEverywhere) {
   }
   // The K limit of the 128x128-scaled kernels does not apply to weight gradients.
   EXPECT_NO_THROW(detail::rank_configs({detail::KernelKind::Gemm1D1D, 4096, 4096, 1682960}, detail::DeviceTraits{}));
+}
+
+// The layout helpers of the public headers (C++, C and the device header) are defined for
+// every int64 a caller may pass, so that a huge size reaches validation as an
+// InvalidArgument rather than as overflowed arithmetic in the caller's own code. (A
+// static_assert is evaluated without overflow or it does not compile.)
+TEST(Limits, LayoutHelpersDoNotOverflow) {
+  constexpr int64_t kMax = INT64_MAX, kMin = INT64_MIN;
+  static_assert(scale_blocks(kMax) == kMax / 128 + 1 && scale_blocks(kMin) == kMin / 128 + 1);
+  static_assert(per_token_scale_stride(kMax) == kMax && per_token_scale_stride(kMax - 3) == kMax - 3);
+  static_assert(per_token_scale_stride(kMax - 4) == kMax - 3 && per_token_scale_stride(kMin) == kMin + 4);
+  static_assert(k_grouped_columns(kMax) == kMax && k_grouped_columns(kMax - 127) == kMax - 127);
+  static_assert(k_grouped_columns(kMax - 128) == kMax - 127 && k_grouped_columns(kMin) == 0);
+  static_assert(per_token_scales(nullptr, kMax, kMax).col_stride == kMax);
+  static_assert(per_token_scale_output(nullptr, kMax, kMax).cols == kMax / 128 + 1);
+  for (int64_t v : {int64_t(0), int64_t(1), int64_t(5), int64_t(129), kMaxDimension, kMax - 200, kMax - 3, kMax,
+                    int64_t(-1), int64_t(-129), kMin}) {
+    SCOPED_TRACE(v);
+    EXPECT_EQ(fp8gemm_scale_blocks(v), scale_blocks(v));
+    EXPECT_EQ(fp8gemm_per_token_scale_stride(v), per_token_scale_stride(v));
+    EXPECT_EQ(fp8gemm_k_grouped_columns(v), k_grouped_columns(v));
+  }
+  // A caller's huge size then gets the limit's message.
+  expect_invalid([] { dense(kMax, 4096, 4096); }, "at most");
+  expect_invalid([] { dense(4096, 4096, kMax - 15); }, "at most");
 }

@@ -70,12 +70,17 @@ FP8GEMM_DEVICE_HOST_DEVICE constexpr float min_amax() { return 1e-4f; }
 // Layouts (element counts and offsets; the same arithmetic as fp8gemm.hpp's helpers)
 // ---------------------------------------------------------------------------
 
-// 128-wide groups covering k values (the last may be partial).
-FP8GEMM_DEVICE_HOST_DEVICE constexpr long long scale_blocks(long long k) { return (k + 127) / 128; }
+// 128-wide groups covering k values (the last may be partial); without overflow for any k.
+FP8GEMM_DEVICE_HOST_DEVICE constexpr long long scale_blocks(long long k) {
+  return k > 0 ? k / 128 + (k % 128 != 0) : (k + 127) / 128;
+}
 
 // Column stride of per-token scales for m rows: m rounded up to 4 floats, so that each column
-// starts 16-byte aligned (what the GEMM's scale loads need).
-FP8GEMM_DEVICE_HOST_DEVICE constexpr long long per_token_scale_stride(long long m) { return (m + 3) / 4 * 4; }
+// starts 16-byte aligned (what the GEMM's scale loads need); without overflow for any m (the
+// largest long long where the multiple of 4 is past it).
+FP8GEMM_DEVICE_HOST_DEVICE constexpr long long per_token_scale_stride(long long m) {
+  return m <= 0x7fffffffffffffffLL - 3 ? (m + 3) / 4 * 4 : 0x7fffffffffffffffLL;
+}
 
 // Where the scale of row `row`, group `group` (columns 128 group ..) of an [m, k] operand goes.
 FP8GEMM_DEVICE_HOST_DEVICE constexpr long long per_token_scale_index(long long row, long long group, long long m) {
