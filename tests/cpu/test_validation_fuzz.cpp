@@ -12,6 +12,8 @@
 #include <string>
 
 #include "fp8gemm/fp8gemm.hpp"
+#include "api/library.hpp"
+#include "heuristics/heuristics.hpp"
 #include "problem/validate.hpp"
 
 using namespace fp8gemm;
@@ -278,4 +280,41 @@ TEST(ValidationFuzz, QuantizersAndLayoutCopies) {
   EXPECT_GT(passed[0], 100);
   EXPECT_GT(passed[1], 100);
   EXPECT_GT(passed[2], 100);
+}
+
+// Random shapes for every planning entry (prewarm, tune, kernel_name and the calls plan
+// through the same steps): a shape the rules refuse is InvalidArgument; a non-empty shape
+// they accept plans, on any SM count, a legal kernel (the heuristic's "no legal config" is
+// unreachable). Empty shapes (M or N = 0) are skipped by every entry before planning.
+TEST(ValidationFuzz, EveryAcceptedShapePlansALegalKernel) {
+  Fuzzer f(4);
+  int planned = 0;
+  for (int i = 0; i < kIterations / 8; ++i) {
+    GemmShape shape{f.size(), f.size(), f.size(), static_cast<GemmKind>(f.below(6)), 1 + f.below(40)};
+    if (f.below(8) == 0) shape.groups = f.edge();
+    if (f.below(2)) shape.n = shape.n / 8 * 8;  // often what the bf16 / fp32 outputs need
+    if (f.below(2)) shape.k = shape.k / 16 * 16;
+    try {
+      detail::check_gemm_shape(shape, "fuzz");
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::InvalidArgument)
+        ADD_FAILURE() << "iteration " << i << ": " << to_string(e.code()) << ": " << e.what();
+      continue;
+    }
+    if (shape.m == 0 || shape.n == 0) continue;  // empty: every entry skips it (nothing to plan)
+    SCOPED_TRACE(testing::Message() << "iteration " << i << ": " << shape.m << " x " << shape.n << " x " << shape.k
+                                    << " kind " << static_cast<int>(shape.kind) << " groups " << shape.groups);
+    const detail::GemmProblem problem = detail::cost_model_problem(detail::planned_problem(shape, "fuzz"));
+    for (int sms : {132, 114, 78, 1}) {
+      try {
+        const auto ranked = detail::rank_configs(problem, detail::DeviceTraits{sms});
+        ASSERT_FALSE(ranked.empty());
+        EXPECT_EQ(detail::spec_illegal_reason(ranked.front().spec), "");
+      } catch (const Error& e) {
+        ADD_FAILURE() << sms << " SMs: " << to_string(e.code()) << ": " << e.what();
+      }
+    }
+    ++planned;
+  }
+  EXPECT_GT(planned, 100);
 }
