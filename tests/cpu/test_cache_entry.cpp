@@ -110,3 +110,37 @@ TEST(CacheEntry, HeadersWithNonIntegersOrDeepNestingAreRejected) {
   EXPECT_FALSE(decode_cache_entry(deep, e.key, &why));
   EXPECT_NE(why.find("nested more than"), std::string::npos) << why;
 }
+
+// Every single-byte change of an entry (each position, a few values), every truncation and
+// random splices are refused with a reason, never accepted and never a crash: a broken entry
+// is recompiled, not trusted.
+TEST(CacheEntry, EveryDamagedByteAndTruncationIsRejected) {
+  CacheEntry e = sample();
+  e.cubin.resize(160);  // keeps the loops short; the header is what the parser walks
+  const std::string good = encode_cache_entry(e);
+  std::string why;
+  ASSERT_TRUE(decode_cache_entry(good, e.key, &why)) << why;
+  for (size_t i = 0; i < good.size(); ++i)
+    for (unsigned char x : {0x01, 0x20, 0x80, 0xff}) {
+      std::string bad = good;
+      bad[i] = static_cast<char>(static_cast<unsigned char>(bad[i]) ^ x);
+      why.clear();
+      EXPECT_FALSE(decode_cache_entry(bad, e.key, &why)) << "byte " << i << " ^ " << int(x);
+      EXPECT_FALSE(why.empty()) << "byte " << i;
+    }
+  for (size_t n = 0; n < good.size(); ++n) {
+    why.clear();
+    EXPECT_FALSE(decode_cache_entry(good.substr(0, n), e.key, &why)) << "first " << n << " bytes";
+    EXPECT_FALSE(why.empty()) << "first " << n << " bytes";
+  }
+  // Splices of two entries and inserted bytes.
+  const std::string other = encode_cache_entry(sample());
+  uint64_t state = 12345;
+  auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull, state >> 33; };
+  for (int i = 0; i < 2000; ++i) {
+    std::string bad = good.substr(0, next() % good.size()) + other.substr(next() % other.size());
+    if (i % 2) bad.insert(next() % bad.size(), std::string(1 + next() % 8, static_cast<char>(next())));
+    if (bad == good || bad == other) continue;  // a splice may rebuild either whole entry
+    EXPECT_FALSE(decode_cache_entry(bad, e.key, &why)) << "splice " << i;
+  }
+}
