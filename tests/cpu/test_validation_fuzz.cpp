@@ -13,6 +13,7 @@
 
 #include "fp8gemm/fp8gemm.hpp"
 #include "api/library.hpp"
+#include "families/family.hpp"
 #include "heuristics/heuristics.hpp"
 #include "problem/validate.hpp"
 
@@ -142,6 +143,16 @@ void expect_valid_or_invalid(const char* what, int iteration, Call&& call, int& 
 #define FP8GEMM_FUZZ_ITERATIONS 40000
 #endif
 constexpr int kIterations = FP8GEMM_FUZZ_ITERATIONS;
+
+// A kernel spec's JSON with the given fields (as KernelSpec's JSON form names them).
+std::string fmt_spec(const char* kind, int64_t n, int64_t k, int64_t block_m, int64_t block_n, int64_t stages,
+                     int64_t group_n, int64_t multicast, int64_t tma_store, int64_t split_k, int64_t option) {
+  return "{\"kind\":\"" + std::string(kind) + "\",\"n\":" + std::to_string(n) + ",\"k\":" + std::to_string(k) +
+         ",\"block_m\":" + std::to_string(block_m) + ",\"block_n\":" + std::to_string(block_n) +
+         ",\"stages\":" + std::to_string(stages) + ",\"group_n\":" + std::to_string(group_n) +
+         ",\"multicast\":" + std::to_string(multicast) + ",\"tma_store\":" + std::to_string(tma_store) +
+         ",\"split_k\":" + std::to_string(split_k) + ",\"option\":" + std::to_string(option) + "}";
+}
 
 }  // namespace
 
@@ -317,4 +328,33 @@ TEST(ValidationFuzz, EveryAcceptedShapePlansALegalKernel) {
     ++planned;
   }
   EXPECT_GT(planned, 100);
+}
+
+// Kernel specs as a tuning database or a cache listing stores them (JSON), with random field
+// values: each is refused as InvalidArgument (malformed, unknown kind), judged illegal with a
+// reason, or legal, and a legal GEMM spec is named and costed by the model without error.
+TEST(ValidationFuzz, KernelSpecsFromJsonAreJudgedNeverTrusted) {
+  Fuzzer f(5);
+  const char* kinds[] = {"gemm1d2d", "gemm1d1d", "gemm1d2d_gc", "gemm1d2d_gm", "gemm1d1d_kg", "quant1x128", "bogus"};
+  const int64_t values[] = {0,   1,   -1,  2,   3,   4,    8,         16,        64,
+                            96,  112, 128, 144, 152, 160,  192,       256,       7168,
+                            INT32_MAX, INT32_MIN, kMaxDimension, INT64_MAX, INT64_MIN};
+  auto value = [&] { return f.below(2) ? values[f.below(sizeof(values) / sizeof(values[0]))] : f.below(300) - 20; };
+  int legal = 0;
+  for (int i = 0; i < kIterations / 2; ++i) {
+    const std::string json =
+        fmt_spec(kinds[f.below(7)], value(), value(), value(), value(), value(), value(), f.below(4) - 1,
+                 f.below(4) - 1, f.below(4) - 1, f.below(3) - 1);
+    try {
+      const detail::KernelSpec spec = detail::spec_from_json(json);
+      if (!detail::spec_illegal_reason(spec).empty()) continue;
+      ++legal;
+      EXPECT_FALSE(spec.slug().empty()) << json;
+      if (detail::family(spec.kind).gemm)
+        for (int64_t m : {int64_t(1), int64_t(4096)}) EXPECT_GE(detail::predict_us(spec, m, detail::DeviceTraits{}), 0.0) << json;
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::InvalidArgument) ADD_FAILURE() << json << ": " << to_string(e.code()) << ": " << e.what();
+    }
+  }
+  EXPECT_GT(legal, 100);
 }
