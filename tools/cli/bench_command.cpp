@@ -61,6 +61,10 @@ struct Row {
   int sets = 0, calls_per_graph = 0;
   double sm_mhz = 0;  // median SM clock read after each call (replay) of the reported timing; 0: none
   double clock_held = -1;  // share of those readings with the clock held down (power cap, heat); -1: none
+  // Our side's timed calls in the order they ran (isolated: call i used input set i % sets;
+  // sustained: one per-call time per replay), and the SM clock read after each (MHz; empty
+  // when none was read): the spread behind the median `us`.
+  std::vector<double> call_us, call_mhz;
   std::vector<int64_t> group_sizes;  // grouped: each expert's rows (k-grouped: each group's K)
   bool sizes_listed = false;         // those sizes came from the shape file (else drawn)
 };
@@ -244,9 +248,10 @@ class GraphTimer {
 
 // Median per-call device time (us) of `call(set)`: over graph replays of many calls
 // (sustained load), or over max(20, 2 x replays) isolated calls (then, with a kernel timer,
-// also the median of the events' times in `event_us`).
+// also the median of the events' times in `event_us`). `times`, when given, receives every
+// timed call's (replay's per-call) time in order.
 double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t stream, int* calls_out,
-                  double* event_us = nullptr) {
+                  double* event_us = nullptr, std::vector<double>* times = nullptr) {
   std::vector<double> per_call;
   if (timing.isolated) {
     std::vector<double> events;
@@ -258,6 +263,7 @@ double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t
     }
     *calls_out = 1;
     if (event_us != nullptr && timing.kernels != nullptr) *event_us = median(events);
+    if (times != nullptr) *times = per_call;
     return median(per_call);
   }
   GraphTimer timer(call, sets, stream);
@@ -266,15 +272,17 @@ double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t
     if (timing.clock != nullptr) timing.clock->sample();
   }
   *calls_out = timer.calls();
+  if (times != nullptr) *times = per_call;
   return median(per_call);
 }
 
 // The median of the SM clocks read since the last take (MHz; 0: none read) into `mhz`, the share
-// of readings that found the clock held down into `held` (-1: none), and forgets them. (Both
-// may be null: the readings are only dropped.)
-void take_clock(const Timing& timing, double* mhz, double* held) {
+// of readings that found the clock held down into `held` (-1: none), and forgets them; `all`,
+// when given, receives the readings themselves. (All may be null: the readings are only dropped.)
+void take_clock(const Timing& timing, double* mhz, double* held, std::vector<double>* all = nullptr) {
   if (timing.clock == nullptr) return;
-  const SmClock::Samples s = timing.clock->take();
+  SmClock::Samples s = timing.clock->take();
+  if (all != nullptr) *all = s.mhz;
   if (mhz != nullptr) *mhz = s.mhz.empty() ? 0 : median(s.mhz);
   if (held != nullptr) *held = s.reasons_read > 0 ? static_cast<double>(s.held) / s.reasons_read : -1;
 }
@@ -302,8 +310,8 @@ void time_ours(Row* row, const Call& ours, double flops, double bytes, int sets,
   if (after_first_call) after_first_call();
   row->host_us = host_us_per_call(ours, sets, timing, stream);
   take_clock(timing, nullptr, nullptr);  // (only the timed calls' clocks count)
-  row->us = time_calls(ours, sets, timing, stream, &row->calls_per_graph, &row->event_us);
-  take_clock(timing, &row->sm_mhz, &row->clock_held);
+  row->us = time_calls(ours, sets, timing, stream, &row->calls_per_graph, &row->event_us, &row->call_us);
+  take_clock(timing, &row->sm_mhz, &row->clock_held, &row->call_mhz);
   row->tflops = flops / row->us * 1e-6;
   row->gbs = bytes / row->us * 1e-3;
 }
@@ -387,6 +395,8 @@ void time_cublas(Row* row, double flops, int algorithms, const Call& ours,
   take_clock(timing, &row->sm_mhz, &row->clock_held);  // (both libraries' calls, in alternation)
   row->event_us = events.first;
   row->cublas_event_us = events.second;
+  row->call_us.clear();  // (those were the calls timed alone, not the ones `us` now reports)
+  row->call_mhz.clear();
   row->gbs *= row->us / us;
   row->us = us;
   row->tflops = flops / us * 1e-6;
@@ -1232,6 +1242,9 @@ int run_bench(const BenchOptions& o) {
                        "readings whose clock event reasons had the clock held down (power cap, thermal or "
                        "hardware slowdown)"
                      : "") +
+                "; call_us (rows timed without cuBLASLt in alternation): each of our timed calls in order "
+                "(isolated: call i on input set i % sets; sustained: the per-call time of each replay), "
+                "call_sm_mhz: the SM clock read after each" +
                 (o.b_constant ? "; gemm_fp8_nt with GemmOptions::b_constant" : "") +
                 (o.wgrad ? "; wgrad: D fp32 += A x B^T in place (C = D), 1x128 scales on A and B, cuBLASLt beta 1" : "") +
                 (o.grouped ? "; grouped: rows per expert as the shape file lists them (group_sizes_listed), else drawn "
@@ -1265,6 +1278,8 @@ int run_bench(const BenchOptions& o) {
       jr["event_us"] = r.event_us;
       jr["cublaslt_event_us"] = r.cublas_event_us;
     }
+    if (!r.call_us.empty()) jr["call_us"] = r.call_us;
+    if (!r.call_mhz.empty()) jr["call_sm_mhz"] = r.call_mhz;
     j["rows"].push_back(jr);
   }
   bool written = o.json.empty() || write_results(o.json, j.dump(2) + "\n", "--json");
