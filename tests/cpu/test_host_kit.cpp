@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -350,4 +353,75 @@ TEST(HostKit, ShapeFilesAreStrict) {
   // "about" is allowed everywhere.
   std::ofstream(path) << R"({"about": "x", "dense": {"about": "y", "mnk": [[4, 256, 512]]}})";
   EXPECT_EQ(read_shape_file(path).dense.size(), 1u);
+}
+
+// The shipped shape sets, each mutated at random (bytes flipped, cut, inserted or repeated,
+// numbers swapped for edge values and other JSON types): each mutant either reads into
+// sizes the library takes (grouped ones planned without error) or is refused with a
+// std::runtime_error that names the file. (This test, and a harness of the same mutations on
+// 100 K mutants, run clean under -fsanitize=address,undefined.)
+TEST(HostKit, MutatedShapeSetsReadOrAreRefusedByName) {
+  std::vector<std::string> shipped;
+  for (const auto& entry : std::filesystem::directory_iterator(FP8GEMM_SHAPES_DIR)) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    shipped.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::sort(shipped.begin(), shipped.end());  // (directory order is the file system's)
+  ASSERT_GE(shipped.size(), 6u);
+  const char* values[] = {"0", "-1", "1", "2147482624", "2147482625", "9223372036854775807",
+                          "18446744073709551615", "184467440737095516160", "1e300", "-1e300", "1.5", "1e3",
+                          "\"x\"", "null", "[]", "{}", "true", "[1]", "[[1,2]]", "-0", "0.0", "1E400", "NaN"};
+  const char punctuation[] = "[]{},:\"0123456789-e.";
+  fp8gemm::test::TempDir dir;
+  const std::string path = dir.path() + "/mutant.json";
+  std::mt19937_64 rng(7);
+  int read = 0, refused = 0;
+  for (int it = 0; it < 3000; ++it) {
+    std::string text = shipped[rng() % shipped.size()];
+    for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0 && !text.empty(); --edits) {
+      const size_t at = rng() % text.size();
+      switch (rng() % 5) {
+        case 0: text[at] = static_cast<char>(text[at] ^ (1 << (rng() % 8))); break;
+        case 1: text.erase(at, 1 + rng() % 8); break;
+        case 2: text.insert(at, 1, punctuation[rng() % (sizeof punctuation - 1)]); break;
+        case 3: {
+          const size_t from = text.find_first_of("0123456789", at);
+          if (from == std::string::npos) break;
+          const size_t to = std::min(text.find_first_not_of("0123456789.eE+-", from), text.size());
+          text.replace(from, to - from, values[rng() % std::size(values)]);
+          break;
+        }
+        default: {
+          const size_t length = std::min<size_t>(1 + rng() % 64, text.size() - at);
+          text.insert(rng() % text.size(), text.substr(at, length));
+        }
+      }
+    }
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    try {
+      const ShapeFile f = read_shape_file(path);
+      ++read;
+      for (const auto* list : {&f.dense, &f.wgrad})
+        for (const fp8gemm::GemmShape& s : *list) {
+          EXPECT_TRUE(s.m >= 1 && s.n >= 1 && s.k >= 1) << text;
+          EXPECT_TRUE(s.m <= fp8gemm::kMaxDimension && s.n <= fp8gemm::kMaxDimension) << text;
+        }
+      for (const GroupedShape& g : f.grouped) {
+        EXPECT_TRUE(g.groups >= 1 && g.expected_m >= 1 && g.n >= 1 && g.k >= 1) << text;
+        for (const int64_t rows : g.rows) EXPECT_TRUE(rows >= 0 && (g.max_m == 0 || rows <= g.max_m)) << text;
+        EXPECT_NO_THROW(prewarm_shape(g)) << text;
+      }
+      for (const KGroupedShape& g : f.k_grouped) {
+        for (const int64_t k : g.ks) EXPECT_GE(k, 0) << text;
+        EXPECT_NO_THROW(prewarm_shape(g)) << text;
+      }
+    } catch (const std::runtime_error& e) {
+      ++refused;
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
+  // Both outcomes are reached often (the mutations neither always break nor never touch a file).
+  EXPECT_GT(read, 300);
+  EXPECT_GT(refused, 300);
 }
