@@ -14,6 +14,7 @@
 #include "common/grouped_sizes.hpp"
 #include "common/reference.hpp"
 #include "common/shape_file.hpp"
+#include "support/mutate_text.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace fp8gemm::host;
@@ -369,35 +370,16 @@ TEST(HostKit, MutatedShapeSetsReadOrAreRefusedByName) {
   }
   std::sort(shipped.begin(), shipped.end());  // (directory order is the file system's)
   ASSERT_GE(shipped.size(), 6u);
-  const char* values[] = {"0", "-1", "1", "2147482624", "2147482625", "9223372036854775807",
-                          "18446744073709551615", "184467440737095516160", "1e300", "-1e300", "1.5", "1e3",
-                          "\"x\"", "null", "[]", "{}", "true", "[1]", "[[1,2]]", "-0", "0.0", "1E400", "NaN"};
-  const char punctuation[] = "[]{},:\"0123456789-e.";
+  const std::vector<std::string> values = {"0", "-1", "1", "2147482624", "2147482625", "9223372036854775807",
+                                           "18446744073709551615", "184467440737095516160", "1e300", "-1e300", "1.5",
+                                           "1e3", "\"x\"", "null", "[]", "{}", "true", "[1]", "[[1,2]]", "-0", "0.0",
+                                           "1E400", "NaN"};
   fp8gemm::test::TempDir dir;
   const std::string path = dir.path() + "/mutant.json";
   std::mt19937_64 rng(7);
   int read = 0, refused = 0;
   for (int it = 0; it < 3000; ++it) {
-    std::string text = shipped[rng() % shipped.size()];
-    for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0 && !text.empty(); --edits) {
-      const size_t at = rng() % text.size();
-      switch (rng() % 5) {
-        case 0: text[at] = static_cast<char>(text[at] ^ (1 << (rng() % 8))); break;
-        case 1: text.erase(at, 1 + rng() % 8); break;
-        case 2: text.insert(at, 1, punctuation[rng() % (sizeof punctuation - 1)]); break;
-        case 3: {
-          const size_t from = text.find_first_of("0123456789", at);
-          if (from == std::string::npos) break;
-          const size_t to = std::min(text.find_first_not_of("0123456789.eE+-", from), text.size());
-          text.replace(from, to - from, values[rng() % std::size(values)]);
-          break;
-        }
-        default: {
-          const size_t length = std::min<size_t>(1 + rng() % 64, text.size() - at);
-          text.insert(rng() % text.size(), text.substr(at, length));
-        }
-      }
-    }
+    const std::string text = fp8gemm::test::mutate_text(shipped[rng() % shipped.size()], rng, values);
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
     try {
       const ShapeFile f = read_shape_file(path);

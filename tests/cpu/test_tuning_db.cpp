@@ -6,10 +6,14 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
+#include <random>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "problem/problem.hpp"
+#include "support/mutate_text.hpp"
 #include "support/temp_dir.hpp"
 #include "tuning/tuning_db.hpp"
 #include "util/files.hpp"
@@ -398,4 +402,45 @@ TEST(TuningDb, MismatchedGroupedEntriesAndUnknownFormatsAreIgnored) {
   std::string warning;
   load_tuning_db(path, h200(), &warning);
   EXPECT_NE(warning.find("format 4 (this library reads 1 to 3)"), std::string::npos) << warning;
+}
+
+// A database of every kind, mutated at random (bytes flipped, cut, inserted or repeated;
+// numbers swapped for edge values and other JSON types): each mutant is either refused with
+// a reason or read into entries that are all legal kernels, each stored under the key its
+// own problem has (what `find` serves is what was tuned for it). (Clean under
+// -fsanitize=address,undefined.)
+TEST(TuningDb, MutatedFilesAreRefusedOrHoldOnlyLegalEntries) {
+  TuningDb db(h200());
+  db.put({KernelKind::Gemm1D2D, 4096, 7168, 2048}, entry(4096, 7168, 2048, 256, 128, 3));
+  db.put({KernelKind::Gemm1D2D, 128, 2112, 7168}, entry(128, 2112, 7168, 64, 64, 8));
+  db.put({KernelKind::GroupedContiguous, 32768, 4096, 7168, 8}, grouped_entry(KernelKind::GroupedContiguous, 32768, 4096, 7168, 128, 128));
+  db.put({KernelKind::GroupedMasked, 640, 4096, 2048, 32}, grouped_entry(KernelKind::GroupedMasked, 640, 4096, 2048, 64, 128));
+  db.put({KernelKind::KGrouped, 8 * 4096, 7168, 4096, 8}, grouped_entry(KernelKind::KGrouped, 8 * 4096, 7168, 4096, 128, 112));
+  const std::string good = db.to_json();
+  const std::vector<std::string> values = {"0", "-1", "1", "3", "64", "2147483647", "2147483648",
+                                           "9223372036854775807", "18446744073709551615", "1e300", "-1e300", "1.5",
+                                           "\"x\"", "null", "[]", "{}", "true"};
+  std::mt19937_64 rng(11);
+  int read = 0, refused = 0;
+  for (int it = 0; it < 20000; ++it) {
+    const std::string text = fp8gemm::test::mutate_text(good, rng, values);
+    std::string why;
+    const std::optional<TuningDb> back = TuningDb::from_json(text, &why);
+    if (!back) {
+      ++refused;
+      EXPECT_FALSE(why.empty()) << text;
+      continue;
+    }
+    ++read;
+    for (const auto& [key, e] : back->entries()) {
+      EXPECT_EQ(spec_illegal_reason(e.spec), "") << key << "\n" << text;
+      const GemmProblem problem{e.spec.kind, e.m_measured, e.spec.n, e.k, e.groups};
+      EXPECT_EQ(TuningDb::key(problem), key) << text;
+      const TunedEntry* found = back->find(problem);
+      ASSERT_NE(found, nullptr) << key;
+      EXPECT_EQ(found->spec, e.spec) << key;
+    }
+  }
+  EXPECT_GT(read, 500);  // mutants that still hold entries (a digit of a time, of a name)
+  EXPECT_GT(refused, 500);
 }
