@@ -22,6 +22,11 @@ bm128_bn192_s4_g8_ts).
 Each table then gives each build's spread between rounds: per shape (max - min) / median of its
 rounds, the median of that over the shapes and the largest with its shape. A ratio smaller than
 the spread of the shape's rows is not a measured difference; take more rounds.
+Where the rows carry each timed call (`call_us`: bench rows timed without cuBLASLt in
+alternation), a line per table gives each build's spread within a process: per shape and
+round (p90 - p10) / median of its calls, the median of that over shapes and rounds and the
+largest. Set beside the spread between rounds it tells whether a build's rounds differ
+because whole processes ran slow (between > within) or because single calls did.
 Where the rows carry the SM clock read after their timed calls (`sm_mhz`, `sm_clock_held`),
 each table ends with a line per column: the median clock over its rows and rounds and the mean
 share of readings with the clock held down (power cap, heat): a hint whether a build met a
@@ -75,6 +80,7 @@ def main(argv):
     # set -> build -> shape -> [tflops]; builds in the order of their first file's mtime
     data, first_seen = {}, {}
     clocks = {}  # set -> build -> ([sm_mhz], [sm_clock_held])
+    within = {}  # set -> build -> shape -> [(p90 - p10) / median of one process's calls]
     for d in argv:
         for path in glob.glob(os.path.join(d, "*.json")):
             m = pattern.match(os.path.basename(path))
@@ -95,6 +101,12 @@ def main(argv):
                 shapes = data.setdefault(m.group("set"), {}).setdefault(build, {})
                 kernel = r.get("kernel", "?") if not by_kernel and per_shape[shape_key(r)] > 1 else None
                 shapes.setdefault((shape_key(r), kernel), []).append(r["tflops"])
+                calls = sorted(r.get("call_us", []))
+                if len(calls) >= 10:
+                    def at(q):
+                        return calls[min(len(calls) - 1, int(q * (len(calls) - 1) + 0.5))]
+                    within.setdefault(m.group("set"), {}).setdefault(build, {}).setdefault(
+                        (shape_key(r), kernel), []).append((at(0.9) - at(0.1)) / statistics.median(calls))
                 mhz, held = clocks.setdefault(m.group("set"), {}).setdefault(build, ([], []))
                 if r.get("sm_mhz", 0) > 0:
                     mhz.append(r["sm_mhz"])
@@ -147,6 +159,18 @@ def main(argv):
             else:
                 spreads.append(f"{b} - (one round)")
         print("spread between rounds ((max - min) / median per shape; median over shapes, largest): " + "; ".join(spreads))
+        if within.get(set_name):
+            parts = []
+            for b in order:
+                per_row = [(x, key) for key, v in within[set_name].get(b, {}).items() for x in v]
+                if per_row:
+                    worst = max(per_row, key=lambda x: x[0])
+                    parts.append(f"{b} {100 * statistics.median(x[0] for x in per_row):.1f} % "
+                                 f"(largest {100 * worst[0]:.1f} %: {shape_name(worst[1])})")
+                else:
+                    parts.append(f"{b} -")
+            print("spread within a process ((p90 - p10) / median of its calls per shape and round; median, largest): "
+                  + "; ".join(parts))
         if any(clocks[set_name][b][0] for b in order):
             parts = []
             for b in order:
