@@ -149,26 +149,20 @@ def main(argv):
         geo = ["geomean"] + [f"{math.exp(sum(v) / len(v)):.1f}" if v else "-" for v in logs.values()]
         geo += [f"{math.exp(sum(v) / len(v)):.3f}" if v else "-" for v in ratio_logs.values()]
         print("| " + " | ".join(geo) + " |")
-        spreads = []
-        for b in order:
-            per_shape = [((max(v) - min(v)) / statistics.median(v), key) for key, v in builds[b].items() if len(v) > 1]
-            if per_shape:
-                worst = max(per_shape, key=lambda x: x[0])
-                spreads.append(f"{b} {100 * statistics.median(x[0] for x in per_shape):.1f} % "
-                               f"(largest {100 * worst[0]:.1f} %: {shape_name(worst[1])})")
-            else:
-                spreads.append(f"{b} - (one round)")
+        def spread(b, per_row, none):
+            # "b M % (largest L %: shape)" over (relative spread, shape) pairs, else `none`
+            if not per_row:
+                return f"{b} {none}"
+            worst = max(per_row, key=lambda x: x[0])
+            return (f"{b} {100 * statistics.median(x[0] for x in per_row):.1f} % "
+                    f"(largest {100 * worst[0]:.1f} %: {shape_name(worst[1])})")
+
+        spreads = [spread(b, [((max(v) - min(v)) / statistics.median(v), key) for key, v in builds[b].items()
+                              if len(v) > 1], "- (one round)") for b in order]
         print("spread between rounds ((max - min) / median per shape; median over shapes, largest): " + "; ".join(spreads))
         if within.get(set_name):
-            parts = []
-            for b in order:
-                per_row = [(x, key) for key, v in within[set_name].get(b, {}).items() for x in v]
-                if per_row:
-                    worst = max(per_row, key=lambda x: x[0])
-                    parts.append(f"{b} {100 * statistics.median(x[0] for x in per_row):.1f} % "
-                                 f"(largest {100 * worst[0]:.1f} %: {shape_name(worst[1])})")
-                else:
-                    parts.append(f"{b} -")
+            parts = [spread(b, [(x, key) for key, v in within[set_name].get(b, {}).items() for x in v], "-")
+                     for b in order]
             print("spread within a process ((p90 - p10) / median of its calls per shape and round; median, largest): "
                   + "; ".join(parts))
         if any(clocks[set_name][b][0] for b in order):
