@@ -62,8 +62,8 @@ struct Row {
   double sm_mhz = 0;  // median SM clock read after each call (replay) of the reported timing; 0: none
   double clock_held = -1;  // share of those readings with the clock held down (power cap, heat); -1: none
   // Our side's timed calls in the order they ran (isolated: call i used input set i % sets;
-  // sustained: one per-call time per replay), and the SM clock read after each (MHz; empty
-  // when none was read): the spread behind the median `us`.
+  // sustained: one per-call time per replay), and the SM clock read after each (MHz; a
+  // reading NVML could not give is left out, none without NVML): the spread behind `us`.
   std::vector<double> call_us, call_mhz;
   std::vector<int64_t> group_sizes;  // grouped: each expert's rows (k-grouped: each group's K)
   bool sizes_listed = false;         // those sizes came from the shape file (else drawn)
@@ -281,7 +281,7 @@ double time_calls(const Call& call, int sets, const Timing& timing, cudaStream_t
 // when given, receives the readings themselves. (All may be null: the readings are only dropped.)
 void take_clock(const Timing& timing, double* mhz, double* held, std::vector<double>* all = nullptr) {
   if (timing.clock == nullptr) return;
-  SmClock::Samples s = timing.clock->take();
+  const SmClock::Samples s = timing.clock->take();
   if (all != nullptr) *all = s.mhz;
   if (mhz != nullptr) *mhz = s.mhz.empty() ? 0 : median(s.mhz);
   if (held != nullptr) *held = s.reasons_read > 0 ? static_cast<double>(s.held) / s.reasons_read : -1;
