@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU validation from an existing Release build, on a machine with an sm_90 GPU:
 # device and library info, the GPU test suite, `fp8gemm check`, a prewarm of the
-# DeepSeek-V3 set, compute-sanitizer (memcheck, racecheck, synccheck) on a small and a large shape, and
+# DeepSeek-V3 set, compute-sanitizer (memcheck, racecheck, synccheck) on a small and a large shape and
+# (memcheck, racecheck) on one kernel of every other family, and
 # the SASS of the compiled kernels (FP8 wgmma must show as QGMMA, no local memory). Usage: tools/gpu-validate.sh [build-dir] [log-dir]
 set -uo pipefail
 build=${1:-build}
@@ -27,15 +28,21 @@ grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|rel_error|error:'
 echo "== check"
 "$build/tools/fp8gemm" check 2>&1 | tee "$logs/check.txt" || status=1
 
-echo "== compute-sanitizer (memcheck, racecheck, synccheck on a small and a large shape)"
+echo "== compute-sanitizer (memcheck, racecheck, synccheck on a small and a large shape; every family)"
 # The small shape's planned kernel is a split-K one (partial sums exchanged through
 # distributed shared memory); racecheck also runs on the same problem without split-K. The
 # --b-constant lines run the constant-B variants (B loaded before the dependency wait).
+# "gtest:TEST" lines run one GPU test instead of `check`: the C API tests call each form
+# (weight gradient, contiguous, masked, k-grouped, the quantizers) once on small problems.
 if command -v compute-sanitizer >/dev/null; then
   while read -r tool shape; do
     [ -n "$tool" ] || continue
-    # shellcheck disable=SC2086
-    timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 86 "$build/tools/fp8gemm" check $shape \
+    # shellcheck disable=SC2206
+    case $shape in
+      gtest:*) run=("$build/tests/fp8gemm_gpu_tests" "--gtest_filter=${shape#gtest:}") ;;
+      *) run=("$build/tools/fp8gemm" check $shape) ;;
+    esac
+    timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 86 "${run[@]}" \
       > "$logs/sanitizer.txt" 2>&1 < /dev/null
     rc=$?
     printf '%-10s %-52s rc=%s  %s\n' "$tool" "$shape" "$rc" \
@@ -54,6 +61,16 @@ memcheck  -m 1 -n 32768 -k 512 --b-constant
 memcheck  -m 64 -n 4096 -k 7168 --b-constant
 racecheck -m 64 -n 4096 -k 7168 --b-constant
 racecheck -m 128 -n 24576 -k 1536 --b-constant
+memcheck  gtest:GpuCApi.WeightGradientFp32IsBitIdentical
+racecheck gtest:GpuCApi.WeightGradientFp32IsBitIdentical
+memcheck  gtest:GpuCApi.GroupedContiguousIsBitIdentical
+racecheck gtest:GpuCApi.GroupedContiguousIsBitIdentical
+memcheck  gtest:GpuCApi.GroupedMaskedIsBitIdentical
+racecheck gtest:GpuCApi.GroupedMaskedIsBitIdentical
+memcheck  gtest:GpuCApi.KGroupedWeightGradientIsBitIdentical
+racecheck gtest:GpuCApi.KGroupedWeightGradientIsBitIdentical
+memcheck  gtest:GpuCApi.QuantizersAreBitIdentical
+racecheck gtest:GpuCApi.QuantizersAreBitIdentical
 LIST
   rm -f "$logs/sanitizer.txt"
 else
