@@ -81,28 +81,50 @@ class Fuzzer {
     }
   }
 
+  // One field of an operand descriptor (data, rows, cols, ld) or of a scale descriptor (data,
+  // rows, cols, row_stride, col_stride) set to a random pointer or edge value.
   template <typename M>
   void mutate_matrix(M& x) {
-    switch (below(4)) {
-      case 0: x.data = pointer<std::remove_pointer_t<decltype(x.data)>>(); break;
-      case 1: x.rows = edge(); break;
-      case 2: x.cols = edge(); break;
-      default: x.ld = edge();
-    }
+    if (const int field = static_cast<int>(below(4)); field < 3)
+      mutate_shared(x, field);
+    else
+      x.ld = edge();
   }
 
   template <typename S>
   void mutate_scales(S& x) {
-    switch (below(5)) {
-      case 0: x.data = pointer<std::remove_pointer_t<decltype(x.data)>>(); break;
-      case 1: x.rows = edge(); break;
-      case 2: x.cols = edge(); break;
-      case 3: x.row_stride = edge(); break;
-      default: x.col_stride = edge();
-    }
+    if (const int field = static_cast<int>(below(5)); field < 3)
+      mutate_shared(x, field);
+    else if (field == 3)
+      x.row_stride = edge();
+    else
+      x.col_stride = edge();
+  }
+
+  // 0-2 fields of a call's operands mutated: A, B, their scales and, when given, D.
+  template <typename A, typename S, typename D = A>
+  void mutate_operands(A& a, A& b, S& sa, S& sb, D* d = nullptr) {
+    for (int64_t j = below(3); j > 0; --j) switch (below(d != nullptr ? 5 : 4)) {
+        case 0: mutate_matrix(a); break;
+        case 1: mutate_matrix(b); break;
+        case 2: mutate_scales(sa); break;
+        case 3: mutate_scales(sb); break;
+        default: mutate_matrix(*d);
+      }
   }
 
  private:
+  // The fields both descriptor kinds have: 0 data, 1 rows, 2 cols.
+  template <typename X>
+  void mutate_shared(X& x, int field) {
+    if (field == 0)
+      x.data = pointer<std::remove_pointer_t<decltype(x.data)>>();
+    else if (field == 1)
+      x.rows = edge();
+    else
+      x.cols = edge();
+  }
+
   std::mt19937_64 rng_;
 };
 
@@ -165,12 +187,7 @@ TEST(ValidationFuzz, DenseAndWeightGradient) {
     ScaleMatrix sa = per_token_scales(at<const float>(2), s.m, s.k);
     const bool wgrad = f.below(2) != 0;
     ScaleMatrix sb = wgrad ? per_token_scales(at<const float>(3), s.n, s.k) : block_scales(at<const float>(3), s.n, s.k);
-    for (int64_t j = f.below(3); j > 0; --j) switch (f.below(4)) {
-        case 0: f.mutate_matrix(a); break;
-        case 1: f.mutate_matrix(b); break;
-        case 2: f.mutate_scales(sa); break;
-        default: f.mutate_scales(sb);
-      }
+    f.mutate_operands(a, b, sa, sb);
     if (wgrad) {
       Fp32Matrix d{at<float>(4), s.m, s.n, s.n};
       if (f.below(3) == 0) f.mutate_matrix(d);
@@ -201,13 +218,7 @@ TEST(ValidationFuzz, GroupedForms) {
       ScaleMatrix sa = per_token_scales(at<const float>(2), s.m, s.k);
       ScaleMatrix sb = per_token_scales(at<const float>(3), s.n, s.k);
       Fp32Matrix d{at<float>(4), s.groups * s.m, s.n, s.n};
-      for (int64_t j = f.below(3); j > 0; --j) switch (f.below(5)) {
-          case 0: f.mutate_matrix(a); break;
-          case 1: f.mutate_matrix(b); break;
-          case 2: f.mutate_scales(sa); break;
-          case 3: f.mutate_scales(sb); break;
-          default: f.mutate_matrix(d);
-        }
+      f.mutate_operands(a, b, sa, sb, &d);
       expect_valid_or_invalid(
           "k-grouped", i,
           [&] { return detail::validate_gemm_k_grouped(a, sa, b, sb, d, nullptr, at<const int32_t>(6), groups); },
@@ -221,13 +232,7 @@ TEST(ValidationFuzz, GroupedForms) {
     ScaleMatrix sb = block_scales(at<const float>(3), s.groups * s.n, s.k);
     sb.rows = s.groups * scale_blocks(s.n);
     Bf16Matrix d{at(4), rows, s.n, s.n};
-    for (int64_t j = f.below(3); j > 0; --j) switch (f.below(5)) {
-        case 0: f.mutate_matrix(a); break;
-        case 1: f.mutate_matrix(b); break;
-        case 2: f.mutate_scales(sa); break;
-        case 3: f.mutate_scales(sb); break;
-        default: f.mutate_matrix(d);
-      }
+    f.mutate_operands(a, b, sa, sb, &d);
     const int64_t expected_m = f.below(4) == 0 ? f.edge() : 1 + f.below(s.m > 0 ? s.m : 1);
     expect_valid_or_invalid(
         masked ? "masked" : "contiguous", i,
