@@ -470,22 +470,30 @@ TEST(Heuristics, GroupedTuningCandidates) {
             tuning_candidates(GemmProblem{KernelKind::GroupedContiguous, 32768, 4096, 7168, 8}, h200, 8));
 }
 
-// 256-row tiles with at least 96 K blocks rank the fourth stage of a slab buffer and prefer
-// A multicast among equal predictions (measured 2.2-2.7 % faster at K = 16384, M = 4096);
-// shorter K loops keep the plain choice (even at K = 7168, slower at K <= 2048).
+// 256-row tiles with a long K loop rank the fourth stage of a slab buffer and prefer A
+// multicast among equal predictions: dense from 64 K blocks (measured 2.2-2.7 % faster at
+// K = 16384 on the H200, 1.6-2.3 % at K = 8192 on the H100), the grouped forms from 96; shorter
+// loops keep the plain choice (even at K = 7168, slower at K <= 2048).
 TEST(Heuristics, LongKLoopsTakeAMulticastAndAFourthStage) {
   const DeviceTraits h200;
   // 256x128 tiles, 4 stages, A shared by a CTA pair, one slab buffer per warpgroup.
   EXPECT_EQ(rank_configs({KernelKind::Gemm1D2D, 4096, 7168, 16384}, h200).front().spec.slug(),
             "gemm1d2d_n7168_k16384_bm256_bn128_s4_g8_mcA_ts1");
+  EXPECT_EQ(rank_configs({KernelKind::Gemm1D2D, 4096, 8192, 8192}, h200).front().spec.slug(),
+            "gemm1d2d_n8192_k8192_bm256_bn128_s4_g8_mcA_ts1");
   for (const auto& nk : kDense)
     for (int64_t m : {1, 128, 4096})
       for (const RankedConfig& r : rank_configs({KernelKind::Gemm1D2D, m, nk[0], nk[1]}, h200))
         if (r.spec.config.tma_store == 2)
-          EXPECT_TRUE(r.spec.config.block_m == 256 && nk[1] >= 96 * 128) << r.spec.slug() << " at M=" << m;
-  const KernelConfig mid_k = rank_configs({KernelKind::Gemm1D2D, 4096, 4096, 7168}, h200).front().spec.config;
-  EXPECT_EQ(mid_k.multicast, 0);
-  EXPECT_NE(mid_k.tma_store, 2);
+          EXPECT_TRUE(r.spec.config.block_m == 256 && nk[1] >= 64 * 128) << r.spec.slug() << " at M=" << m;
+  for (int64_t k : {2048, 7168}) {  // 16 and 56 K blocks
+    const KernelConfig c = rank_configs({KernelKind::Gemm1D2D, 4096, 7168, k}, h200).front().spec.config;
+    EXPECT_EQ(c.multicast, 0) << "K=" << k;
+    EXPECT_NE(c.tma_store, 2) << "K=" << k;
+  }
+  // The contiguous form at 64 K blocks keeps its choice (from 96 only).
+  for (const RankedConfig& r : rank_configs({KernelKind::GroupedContiguous, 32768, 4096, 8192, 4}, h200))
+    EXPECT_NE(r.spec.config.tma_store, 2) << r.spec.slug();
 }
 
 // A first pick of 192-row tiles narrower than 128 columns on a long K loop (>= 96 K blocks), in
