@@ -274,7 +274,7 @@ struct KernelConfig {
   int block_m = 128;  // rows per tile: 64 (one math warpgroup), 128 or 256 (two), 192 (three)
   int block_n = 128;  // columns per tile: multiple of 16 (weight gradient: of 8), <= 192 (<= 128 with block_m 192 or 256)
   int stages = 4;     // TMA pipeline depth; must fit in shared memory
-  int group_n = 8;    // tile rasterization: stripes of this many N blocks (M blocks: m-grouped contiguous, multicast != 1)
+  int group_n = 8;    // tile rasterization: stripes of this many N blocks (M blocks: m-grouped contiguous, multicast != 1, one expert's B (N x K) <= 24 MiB)
   int multicast = 0;  // 0 none; 1: CTA pairs share A; 2: CTA pairs share B (clusters of two)
   // Epilogue: 1 = through shared-memory 64x64 slabs and TMA stores overlapping the next
   // tile (needs block_n >= 64 and 8 KB of shared memory per slab: BLOCK_M x BLOCK_N x 2

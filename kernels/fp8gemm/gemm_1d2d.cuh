@@ -203,9 +203,10 @@ __global__ void __launch_bounds__(((Config::kBlockM == 64 ? 1 : Config::kBlockM 
   const int super_step = kCluster > 1 ? static_cast<int>(cluster_count()) : static_cast<int>(gridDim.x);
   const int kb_begin = kSplitK == 2 ? static_cast<int>(rank) * kKPerSplit : 0;
   const int kb_end = kSplitK == 2 ? imin(kKBlocks, kb_begin + kKPerSplit) : kKBlocks;
-  // This CTA's tile inside a super tile. Contiguous problems without A pairs walk stripes
-  // along M (schedule.cuh), the others stripes along N.
-  constexpr bool kStripesAlongM = kGrouping == 1 && kPairN == 1;
+  // This CTA's tile inside a super tile: stripes along M (schedule.cuh) for the contiguous
+  // problems the host chose it for (kernel_layout), the others stripes along N.
+  constexpr bool kStripesAlongM = Config::kStripesAlongM != 0;
+  static_assert(!kStripesAlongM || (kGrouping == 1 && kPairN == 1), "stripes along M: contiguous, no A pairs");
   using Tiles = ForwardTiles<kGrouping, kBlockM, kSuperN, kGroupN, kPairM, kPairN, kStripesAlongM>;
   // Each role walks its own copy of the schedule (schedule.cuh), the same global values
   // deciding for all; masked, it reads masked_m, so only after the dependency wait.

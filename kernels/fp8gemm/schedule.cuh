@@ -41,9 +41,12 @@ __device__ __forceinline__ void super_tile_coords(int super_tile, int super_m, i
 
 // The same walk with the roles swapped: stripes of kGroupM super-M-blocks, N inside a
 // stripe, so that the A rows of a stripe stay in L2 while every N block passes over them.
-// Contiguous problems walk this way: their A (all experts' rows) is the large operand and
-// each expert's B is small and shared by all of its stripes, so A is read from HBM once
-// instead of once per N stripe (4 x 8192 rows, 4096x2048: 257 -> 166 MB of DRAM reads).
+// Contiguous problems walk this way while one expert's B stays in L2 across its stripes
+// (kernel_layout, kAlongMMaxExpertBBytes): their A (all experts' rows) is the large operand,
+// read from HBM once instead of once per N stripe (4 x 8192 rows, 4096x2048: 257 -> 166 MB
+// of DRAM reads). An expert's B that does not stay (6144x7168, 44 MB) is read again by every
+// M stripe (ncu: 2.2-2.6 GB of DRAM reads; the dense walk of the same tile and size 1.4 GB),
+// so those problems walk along N.
 template <int kSuperN, int kGroupM>
 __device__ __forceinline__ void super_tile_coords_along_m(int super_tile, int super_m, int& sm, int& sn) {
   stripe_coords<kGroupM>(super_tile, super_m, kSuperN, sn, sm);

@@ -56,7 +56,8 @@ GeneratedKernel generate(const KernelSpec& spec) {
                                {"kSplitK", spec.config.split_k},
                                {"kTmaStore", spec.config.tma_store},
                                {"kGrouping", family(spec.kind).m_grouping},
-                               {"kEarlyB", spec.option == 1 ? kConstantBStages : 0}});
+                               {"kEarlyB", spec.option == 1 ? kConstantBStages : 0},
+                               {"kStripesAlongM", kernel_layout(spec).stripes_along_m ? 1 : 0}});
 }
 
 }  // namespace

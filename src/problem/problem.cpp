@@ -165,6 +165,8 @@ KernelLayout kernel_layout(const KernelSpec& spec) {
   l.smem_bytes = kSmemAlignSlack + c.stages * (l.a_stage_bytes + l.b_stage_bytes + l.sfa_stage_bytes) +
                  l.d_tile_bytes + (sfb_bytes + l.split_exchange_bytes + 7) / 8 * 8 + barrier_bytes;
   l.n_blocks = static_cast<int>((spec.n + c.block_n - 1) / c.block_n);
+  l.stripes_along_m =
+      family(spec.kind).m_grouping == 1 && c.multicast != 1 && spec.n * spec.k <= kAlongMMaxExpertBBytes;
   return l;
 }
 

@@ -36,7 +36,7 @@ struct KernelConfig {
   int block_m = 128;  // 64 (one math warpgroup), 128 or 256 (two), 192 (three)
   int block_n = 128;  // multiple of 16 (of 8 for the weight gradient), <= 192 (<= 128 with block_m 192 or 256)
   int stages = 4;     // TMA pipeline depth
-  int group_n = 8;    // rasterization: tiles walk stripes of this many (super) N blocks (M blocks: contiguous without A pairs)
+  int group_n = 8;    // rasterization: tiles walk stripes of this many (super) N blocks (M blocks: KernelLayout::stripes_along_m)
   // 0: no cluster. 1: clusters of two CTAs on neighbouring N blocks share A (TMA
   // multicast). 2: two CTAs on neighbouring M blocks share B.
   int multicast = 0;
@@ -98,6 +98,7 @@ struct KernelLayout {
   int smem_bytes = 0;          // dynamic shared memory, alignment slack included
   int k_blocks = 0;            // ceil(K / 128)
   int n_blocks = 0;            // ceil(N / BLOCK_N)
+  bool stripes_along_m = false;  // 1D2D tile order: stripes of M blocks, N inside (else of N blocks)
 };
 
 KernelLayout kernel_layout(const KernelSpec& spec);
@@ -140,6 +141,14 @@ bool tile_count_fits(int64_t rows, int64_t n, int64_t groups);
 // Stages of B a constant-B kernel (Gemm1D2D, option 1) loads before it waits for the
 // previous kernel in the stream.
 constexpr int kConstantBStages = 2;
+// Contiguous grouped problems without A pairs walk their tiles in stripes of M blocks (N
+// inside a stripe: A is read from HBM once, each expert's B must stay in L2 across its
+// stripes) while one expert's B (N x K bytes) is at most this; past it, in stripes of N
+// blocks as dense problems do (B read once, A once per stripe). Measured (H100, docs/
+// PERFORMANCE.md log 139): 6144x7168 (44 MB) along N +1.2-2.4 %; along M it read 2.2-2.6 GB
+// from DRAM, the dense walk of the same tile and size 1.4 GB (ncu); at 17-22 MB (4096x4096,
+// 7168x3072) the two orders lay within the noise.
+constexpr int64_t kAlongMMaxExpertBBytes = int64_t(24) << 20;
 
 // The kernel gemm_fp8_nt runs for M rows with GemmOptions::b_constant instead of `spec`:
 // the same config with option 1 where that was measured to pay (dense, M <= 128 in one M

@@ -328,13 +328,16 @@ TEST(Heuristics, MaskedExpertsArePlannedPerExpert) {
   for (const RankedConfig& r : rank_configs({KernelKind::GroupedContiguous, 32768, 6144, 7168, 4}, h200))
     EXPECT_LE(r.spec.config.block_m, 128) << r.spec.slug();
   // Contiguous 128-row tiles of 32 K blocks or more, in 16 waves or more, run in CTA pairs
-  // sharing B, in stripes of 4 pairs (8 M blocks, as unpaired stripes); shorter K loops and
-  // smaller problems unpaired (log 117).
+  // sharing B, in stripes of 4 pairs (8 M blocks, as unpaired stripes) where they walk along
+  // M; an expert's B past 24 MiB (6144x7168) walks along N in stripes of 8 N blocks; shorter
+  // K loops and smaller problems unpaired (log 117, 139).
   for (auto [n, k] : {std::pair<int64_t, int64_t>{6144, 7168}, {4096, 4096}, {4096, 2048}, {7168, 3072}}) {
-    const KernelConfig c = rank_configs({KernelKind::GroupedContiguous, 32768, n, k, 4}, h200).front().spec.config;
+    const KernelSpec spec = rank_configs({KernelKind::GroupedContiguous, 32768, n, k, 4}, h200).front().spec;
+    const KernelConfig& c = spec.config;
     EXPECT_EQ(c.block_m, 128) << n << "x" << k;
     EXPECT_EQ(c.multicast, k >= 4096 ? 2 : 0) << n << "x" << k;
-    EXPECT_EQ(c.group_n, k >= 4096 ? 4 : 8) << n << "x" << k;
+    EXPECT_EQ(kernel_layout(spec).stripes_along_m, n * k <= kAlongMMaxExpertBBytes) << n << "x" << k;
+    EXPECT_EQ(c.group_n, k >= 4096 && n * k <= kAlongMMaxExpertBBytes ? 4 : 8) << n << "x" << k;
   }
   EXPECT_EQ(rank_configs({KernelKind::GroupedContiguous, 3 * 384, 520, 4096, 3}, h200).front().spec.config.multicast, 0);
   // Every expert's weights count towards the memory floor.

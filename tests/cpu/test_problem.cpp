@@ -183,6 +183,25 @@ TEST(Problem, MulticastLayoutAndLegality) {
   EXPECT_NE(illegal_with(b, [](KernelConfig& c) { c.multicast = 3; }), "");
 }
 
+// The tile order: contiguous problems walk stripes along M while one expert's B (N x K bytes)
+// stays in L2 (at most kAlongMMaxExpertBBytes), else along N; every other kernel along N.
+TEST(Problem, ContiguousTileOrderFollowsTheExpertsBBytes) {
+  auto along_m = [](KernelKind kind, int n, int k, int multicast) {
+    KernelSpec s{kind, n, k, KernelConfig{128, 192, 4, 8, multicast}};
+    return kernel_layout(s).stripes_along_m;
+  };
+  EXPECT_TRUE(along_m(KernelKind::GroupedContiguous, 4096, 2048, 0));   // 8 MiB
+  EXPECT_TRUE(along_m(KernelKind::GroupedContiguous, 7168, 3072, 2));   // 21 MiB, B pairs
+  EXPECT_FALSE(along_m(KernelKind::GroupedContiguous, 6144, 7168, 2));  // 42 MiB
+  EXPECT_FALSE(along_m(KernelKind::GroupedContiguous, 6144, 7168, 0));
+  EXPECT_TRUE(along_m(KernelKind::GroupedContiguous, 4096, 6144, 0));   // exactly 24 MiB
+  EXPECT_FALSE(along_m(KernelKind::GroupedContiguous, 4096, 6272, 0));
+  EXPECT_EQ(int64_t(4096) * 6144, kAlongMMaxExpertBBytes);
+  for (KernelKind kind : {KernelKind::Gemm1D2D, KernelKind::GroupedMasked}) EXPECT_FALSE(along_m(kind, 4096, 2048, 0));
+  KernelSpec a_pairs{KernelKind::GroupedContiguous, 4096, 2048, KernelConfig{128, 192, 4, 8, 1}};
+  EXPECT_FALSE(kernel_layout(a_pairs).stripes_along_m);
+}
+
 TEST(Problem, SplitKLayoutAndLegality) {
   KernelSpec s = spec(4096, 7168, 64, 64, 8);
   s.config.split_k = 2;

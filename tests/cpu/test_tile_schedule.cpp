@@ -121,7 +121,7 @@ TEST(TileSchedule, PairsEveryTileOnce) {
   }
 }
 
-// Contiguous tiles, walked in stripes along M: every block once, with the expert of its first
+// Contiguous tiles, walked in stripes along M or N: every block once, with the expert of its first
 // row (a padding block computes with expert 0), rows up to M.
 TEST(TileSchedule, ContiguousBlocksTakeTheirFirstRowsExpert) {
   std::mt19937 rng(7);
@@ -137,12 +137,15 @@ TEST(TileSchedule, ContiguousBlocksTakeTheirFirstRowsExpert) {
     const int m = static_cast<int>(map.size());
     if (m == 0) continue;
     SCOPED_TRACE(testing::Message() << "trial " << trial << " groups " << groups << " m " << m);
-    const std::vector<Stored> stored = walk<1, 128, 22, 8, 1, 1, true>(132, m, map, groups, 0);
-    expect_each_tile_once(stored, m / 128, 22);
-    for (const Stored& s : stored) {
-      EXPECT_EQ(s.row0, s.m_block * 128);
-      EXPECT_EQ(s.limit, m);
-      EXPECT_EQ(s.group, expert_of_block(map, s.row0, groups));
+    // Both tile orders: stripes along M (an expert's B small enough to stay in L2) and along N.
+    for (const std::vector<Stored>& stored :
+         {walk<1, 128, 22, 8, 1, 1, true>(132, m, map, groups, 0), walk<1, 128, 22, 8, 1, 1, false>(132, m, map, groups, 0)}) {
+      expect_each_tile_once(stored, m / 128, 22);
+      for (const Stored& s : stored) {
+        EXPECT_EQ(s.row0, s.m_block * 128);
+        EXPECT_EQ(s.limit, m);
+        EXPECT_EQ(s.group, expert_of_block(map, s.row0, groups));
+      }
     }
   }
 }
