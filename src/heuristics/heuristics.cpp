@@ -321,7 +321,7 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
             spec.config.group_n = std::min<int>(64, static_cast<int>((n + block_n - 1) / block_n));
           // Contiguous stripes along M count super M blocks: a B pair's stripe of 4 spans the 8 M
           // blocks of an unpaired one (4 x 8192 rows, 4096x2048: DRAM reads 200 -> 144 MB).
-          if (f.m_grouping == 1 && multicast == 2 && kernel_layout(spec).stripes_along_m) spec.config.group_n = 4;
+          if (multicast == 2 && kernel_layout(spec).stripes_along_m) spec.config.group_n = 4;
           if (ranked_as_other) {
             spec.kind = kind;
             if (f.k_at_run_time) spec.k = 0;
