@@ -97,6 +97,11 @@ constexpr double kWgradKBlockFactor = 1.25;  // estimate, not yet fitted
 // power cap the SMs of a partial last wave are not lost, the busy ones run faster.)
 const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 152, 160, 192};
 
+// Tiles of block_m x block_n over an M x N output (one group).
+int64_t tile_count(int64_t m, int64_t n, int block_m, int block_n) {
+  return (m + block_m - 1) / block_m * ((n + block_n - 1) / block_n);
+}
+
 // 256-row tiles (two 64-row waves per math warpgroup) whose K loop is long enough that a
 // tile's end costs little against its K blocks. There the planner also ranks the fourth stage
 // that one slab buffer frees (tma_store = 2), and prefers A multicast among equal predictions:
@@ -105,15 +110,15 @@ const int kBlockNs[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 152, 160, 192};
 // M = 4096 (docs/PERFORMANCE.md log entries 45, 47, 138): K = 16384 (128 K blocks) 2.2-2.7 %
 // faster with both (H200); K = 8192 (64) 1.6-2.3 % faster, dense (H100); K = 7168 (56) even
 // (both cards); K <= 2048 1-8 % slower (the slab buffer's waits and the pair's lockstep weigh
-// more per K block). The grouped forms keep the rule from 96 K blocks (log entry 115: the
-// masked sets lost 1.6 % with it from 56).
-bool long_k_loop(int block_m, int64_t k, int m_grouping) {
-  return block_m == 256 && (k + 127) / 128 >= (m_grouping == 0 ? 64 : 96);
-}
-
-// Tiles of block_m x block_n over an M x N output (one group).
-int64_t tile_count(int64_t m, int64_t n, int block_m, int block_n) {
-  return (m + block_m - 1) / block_m * ((n + block_n - 1) / block_n);
+// more per K block). Dense problems of 56 K blocks or more take it too from 12 waves of tiles:
+// 32768x4096, 32768x6144, 16384x4096 and 8192x7168 at K = 7168 2.2-4.0 % faster (H100, log
+// entry 140), while 4096x4096x7168 (3.9 waves) stays even. The grouped forms keep the rule
+// from 96 K blocks (log entry 115: the masked sets lost 1.6 % with it from 56).
+bool long_k_loop(int block_m, int64_t k, int m_grouping, int64_t tiles, int num_sms) {
+  const int64_t k_blocks = (k + 127) / 128;
+  if (block_m != 256) return false;
+  if (m_grouping != 0) return k_blocks >= 96;
+  return k_blocks >= 64 || (k_blocks >= 56 && tiles >= 12 * static_cast<int64_t>(num_sms));
 }
 
 // Dense forward GEMMs in 192-row tiles narrower than 128 columns, on K loops as long, in more
@@ -290,7 +295,9 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
           // A family whose kernel takes K at run time (k-grouped) is ranked as the family
           // it names (the dense weight gradient of all groups' rows) at the expected K per group.
           const bool ranked_as_other = f.ranked_as != kind;
-          if (tma_store == 2 && !long_k_loop(block_m, k, f.m_grouping)) continue;
+          if (tma_store == 2 &&
+              !long_k_loop(block_m, k, f.m_grouping, tile_count(m, n, block_m, block_n), device.num_sms))
+            continue;
           KernelSpec spec{f.ranked_as, n, k,
                           KernelConfig{block_m, block_n, 2, 8, multicast, tma_store, split_k}};
           // The deepest pipeline that fits (more stages never hurt a single CTA per SM).
@@ -349,7 +356,8 @@ std::vector<RankedConfig> rank_configs(const GemmProblem& problem, const DeviceT
   // On long K loops of 256-row tiles, A multicast first: see long_k_loop.
   auto multicast_rank = [m, n, k, &f, &device](const RankedConfig& r) {
     const KernelConfig& c = r.spec.config;
-    if (long_k_loop(c.block_m, k, f.m_grouping)) return c.multicast == 1 ? 0 : c.multicast == 0 ? 1 : 2;
+    if (long_k_loop(c.block_m, k, f.m_grouping, tile_count(m, n, c.block_m, c.block_n), device.num_sms))
+      return c.multicast == 1 ? 0 : c.multicast == 0 ? 1 : 2;
     if (contiguous_b_pairs(f.m_grouping, c.block_m, k, tile_count(m, n, c.block_m, c.block_n), device.num_sms))
       return c.multicast == 2 ? 0 : c.multicast == 0 ? 1 : 2;
     return c.multicast == 0 ? 0 : 1;

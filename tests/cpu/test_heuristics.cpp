@@ -475,8 +475,9 @@ TEST(Heuristics, GroupedTuningCandidates) {
 
 // 256-row tiles with a long K loop rank the fourth stage of a slab buffer and prefer A
 // multicast among equal predictions: dense from 64 K blocks (measured 2.2-2.7 % faster at
-// K = 16384 on the H200, 1.6-2.3 % at K = 8192 on the H100), the grouped forms from 96; shorter
-// loops keep the plain choice (even at K = 7168, slower at K <= 2048).
+// K = 16384 on the H200, 1.6-2.3 % at K = 8192 on the H100) and from 56 K blocks in 12 waves of
+// tiles or more (2.2-4.0 % at K = 7168, H100), the grouped forms from 96; shorter loops keep the
+// plain choice (even at K = 7168 in fewer waves, slower at K <= 2048).
 TEST(Heuristics, LongKLoopsTakeAMulticastAndAFourthStage) {
   const DeviceTraits h200;
   // 256x128 tiles, 4 stages, A shared by a CTA pair, one slab buffer per warpgroup.
@@ -494,6 +495,17 @@ TEST(Heuristics, LongKLoopsTakeAMulticastAndAFourthStage) {
     EXPECT_EQ(c.multicast, 0) << "K=" << k;
     EXPECT_NE(c.tma_store, 2) << "K=" << k;
   }
+  // K = 7168 (56 K blocks) takes it from 12 waves of 256x128 tiles (12 x 132 = 1584 tiles):
+  // 32768x4096 (31 waves), 8192x7168 (13.6) and 13000x4096 (51 x 32 tiles) do; 8192x4096 (7.8)
+  // and 12544x4096 (49 x 32 = 1568 tiles) keep three stages, unicast.
+  auto first = [&h200](int64_t m, int64_t n) {
+    return rank_configs({KernelKind::Gemm1D2D, m, n, 7168}, h200).front().spec.slug();
+  };
+  EXPECT_EQ(first(32768, 4096), "gemm1d2d_n4096_k7168_bm256_bn128_s4_g8_mcA_ts1");
+  EXPECT_EQ(first(8192, 7168), "gemm1d2d_n7168_k7168_bm256_bn128_s4_g8_mcA_ts1");
+  EXPECT_EQ(first(13000, 4096), "gemm1d2d_n4096_k7168_bm256_bn128_s4_g8_mcA_ts1");
+  EXPECT_EQ(first(8192, 4096), "gemm1d2d_n4096_k7168_bm256_bn128_s3_g8_ts");
+  EXPECT_EQ(first(12544, 4096), "gemm1d2d_n4096_k7168_bm256_bn128_s3_g8_ts");
   // The contiguous form at 64 K blocks keeps its choice (from 96 only).
   for (const RankedConfig& r : rank_configs({KernelKind::GroupedContiguous, 32768, 4096, 8192, 4}, h200))
     EXPECT_NE(r.spec.config.tma_store, 2) << r.spec.slug();
