@@ -538,12 +538,16 @@ FP8GEMM_API std::vector<CachedKernel> cached_kernels();
 
 // The tuning databases of the cache directory (tuning/*.json). `status` is "ok", or why the
 // library ignores the file ("not readable: ..."); a readable file also says what it was
-// measured with.
+// measured with. problems_stale counts the entries of a file in use that this build does not
+// use: timed against another first choice of the planner, or with a kernel that compiles
+// differently now (a kernel or planner change under the same version string), or written
+// before entries recorded either. The heuristic plans those problems until they are tuned again.
 struct CachedTuningDatabase {
   std::string file;
   std::string status;
   bool readable = false;
   size_t problems = 0;
+  size_t problems_stale = 0;
   std::string gpu, nvrtc, library;
   int sms = 0, driver = 0;
 };

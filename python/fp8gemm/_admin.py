@@ -231,6 +231,7 @@ class CachedTuningDatabase:
     library: str
     sms: int
     driver: int
+    problems_stale: int = 0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -912,11 +912,15 @@ static void on_cached_kernel(const fp8gemm_cached_kernel_t* k, void* user_data) 
 }
 
 static void on_tuning_database(const fp8gemm_cached_tuning_database_t* t, void* user_data) {
-  collect(user_data, Py_BuildValue("{s:s,s:s,s:O,s:n,s:s,s:s,s:s,s:i,s:i}", "file", str_or_empty(t->file), "status",
+  /* (A library older than this header fills a shorter struct: no count there.) */
+  const size_t stale = t->struct_size >= offsetof(fp8gemm_cached_tuning_database_t, problems_stale) + sizeof(size_t)
+                           ? t->problems_stale
+                           : 0;
+  collect(user_data, Py_BuildValue("{s:s,s:s,s:O,s:n,s:s,s:s,s:s,s:i,s:i,s:n}", "file", str_or_empty(t->file), "status",
                                    str_or_empty(t->status), "readable", t->readable ? Py_True : Py_False, "problems",
                                    (Py_ssize_t)t->problems, "gpu", str_or_empty(t->gpu), "nvrtc",
                                    str_or_empty(t->nvrtc), "library", str_or_empty(t->library), "sms", t->sms,
-                                   "driver", t->driver));
+                                   "driver", t->driver, "problems_stale", (Py_ssize_t)stale));
 }
 
 static PyObject* finish_collection(collector_t* c, fp8gemm_status_t status) {

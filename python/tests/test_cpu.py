@@ -563,6 +563,29 @@ class AdminTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
             self.assertTrue(r.stdout.startswith("ok"), r.stdout)
 
+    def test_cached_tuning_databases_count_entries_this_build_does_not_use(self):
+        # A database of this library and NVRTC whose entry predates the record of what it was
+        # timed against: listed as in use ("ok"), its entry counted as not used.
+        with tempfile.TemporaryDirectory() as cache:
+            r = run_python("""
+                import json, os, fp8gemm
+                info = fp8gemm.runtime_info()
+                os.makedirs(os.path.join(info.cache_dir, "tuning"))
+                spec = {"kind": "gemm1d2d", "n": 7168, "k": 2048, "block_m": 256, "block_n": 128, "stages": 3,
+                        "group_n": 8, "multicast": 0, "tma_store": 0, "split_k": 1}
+                db = {"format": 3, "metadata": {"gpu": "Test GPU", "sms": 132, "driver": 13000,
+                                                "nvrtc": info.nvrtc_version, "library": info.library_version},
+                      "entries": {"gemm1d2d:n7168:k2048:m4096": {"spec": spec, "m": 4096, "us": 100.0,
+                                  "heuristic": "x", "heuristic_us": 110.0, "k": 2048, "groups": 1}}}
+                with open(os.path.join(info.cache_dir, "tuning", "Test_GPU-132sm.json"), "w") as f:
+                    json.dump(db, f)
+                (t,) = fp8gemm.cached_tuning_databases()
+                assert t.status == "ok" and t.problems == 1 and t.problems_stale == 1, t
+                print("ok")
+            """, FP8GEMM_CACHE_DIR=cache)
+            self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
+            self.assertTrue(r.stdout.startswith("ok"), r.stdout)
+
 
 class TorchPathTest(unittest.TestCase):
     """The torch code paths (allocation, current stream), with a stand-in torch module."""

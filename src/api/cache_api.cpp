@@ -18,6 +18,7 @@
 #include "codegen/gemm_codegen.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "fp8gemm/version.hpp"
+#include "tuning/entry_stamp.hpp"
 #include "tuning/tuning_db.hpp"
 #include "util/files.hpp"
 #include "util/json_read.hpp"
@@ -72,7 +73,7 @@ std::string entry_status(const std::string& name, const std::string& bytes) {
   if (library != FP8GEMM_VERSION_STRING) return "stale: written by library " + library;
   const std::optional<KernelSpec> spec = spec_from_slug(slug);
   if (!spec || !spec_illegal_reason(*spec).empty()) return "stale: this library has no kernel " + slug;
-  if (cache_key(cache_key_inputs(generate_kernel(*spec))) != key)
+  if (kernel_cache_key(*spec) != key)
     return "stale: no lookup reaches it (compiled by another build of the library or another NVRTC)";
   return "ok";
 }
@@ -156,10 +157,12 @@ std::vector<CachedTuningDatabase> cached_tuning_databases() {
       t.driver = m.driver_version;
       t.nvrtc = m.nvrtc_version;
       t.library = m.library_version;
-      t.status = m.nvrtc_version == nvrtc_version() && m.library_version == FP8GEMM_VERSION_STRING
-                     ? "ok"
-                     : "stale: measured with NVRTC " + m.nvrtc_version + " and library " + m.library_version +
-                           " (ignored by this one)";
+      const bool this_software = m.nvrtc_version == nvrtc_version() && m.library_version == FP8GEMM_VERSION_STRING;
+      t.status = this_software ? "ok"
+                               : "stale: measured with NVRTC " + m.nvrtc_version + " and library " +
+                                     m.library_version + " (ignored by this one)";
+      for (const auto& [key, e] : db->entries())
+        if (!this_software || !tuned_entry_stale_reason(e, m).empty()) ++t.problems_stale;
     }
     out.push_back(t);
   }

@@ -10,6 +10,7 @@
 #include "fp8gemm/version.hpp"
 #include "problem/validate.hpp"
 #include "tuning/settings.hpp"
+#include "tuning/entry_stamp.hpp"
 #include "tuning/tuning_db.hpp"
 #include "util/files.hpp"
 #include "util/log.hpp"
@@ -79,7 +80,7 @@ TuningMetadata device_metadata(const DeviceProps& device) {
 }
 
 TuningDb& Library::tuning_db_locked(const TuningMetadata& device) {
-  const std::string path = disk_.dir().empty() ? std::string() : tuning_db_path(disk_.dir(), device);
+  const std::string path = db_path(device);
   auto it = tuning_dbs_.find(path);
   if (it != tuning_dbs_.end()) return it->second;
   TuningDb db(device);
@@ -91,14 +92,35 @@ TuningDb& Library::tuning_db_locked(const TuningMetadata& device) {
   return tuning_dbs_.emplace(path, std::move(db)).first->second;
 }
 
+std::function<bool(const TunedEntry&)> Library::current_entries(const TuningMetadata& device,
+                                                                const std::string& db_path) {
+  return [device, db_path](const TunedEntry& e) {
+    const std::string why = tuned_entry_stale_reason(e, device);
+    if (!why.empty())
+      warn_once("tuning-db-stale:" + db_path,
+                fmt::format("the tuning database {} has entries this build does not use ({}, and maybe others): "
+                            "they are tuned again in tuning mode On (or by `fp8gemm tune`); until then the "
+                            "heuristic plans them",
+                            db_path.empty() ? std::string("in memory") : db_path, why));
+    return why.empty();
+  };
+}
+
 std::optional<KernelSpec> Library::find_tuned(const TuningMetadata& device, const GemmProblem& p) {
   std::lock_guard<std::mutex> lock(tuning_mutex_);
-  const TunedEntry* e = tuning_db_locked(device).find(p);
+  const TunedEntry* e = tuning_db_locked(device).find(p, current_entries(device, db_path(device)));
   if (e == nullptr) return std::nullopt;
   return e->spec;
 }
 
-void Library::record_tuned(const TuningMetadata& device, const GemmProblem& p, const TunedEntry& entry) {
+std::string Library::db_path(const TuningMetadata& device) const {
+  return disk_.dir().empty() ? std::string() : tuning_db_path(disk_.dir(), device);
+}
+
+void Library::record_tuned(const TuningMetadata& device, const GemmProblem& p, const TunedEntry& measured) {
+  TunedEntry entry = measured;
+  entry.m_measured = p.m, entry.k = p.k, entry.groups = p.plan_groups();  // as TuningDb::put keys it
+  stamp_tuned_entry(entry, device);
   std::lock_guard<std::mutex> lock(tuning_mutex_);
   TuningDb& db = tuning_db_locked(device);
   db.put(p, entry);
@@ -117,7 +139,8 @@ KernelSpec Library::tuned_or_tune(const TuningMetadata& device, const GemmProble
   std::shared_future<KernelSpec> shared;
   {
     std::lock_guard<std::mutex> lock(tuning_mutex_);
-    if (const TunedEntry* e = tuning_db_locked(device).find(p)) return e->spec;
+    if (const TunedEntry* e = tuning_db_locked(device).find(p, current_entries(device, db_path(device))))
+      return e->spec;
     auto it = tuning_in_flight_.find(key);
     if (it != tuning_in_flight_.end()) {
       shared = it->second;

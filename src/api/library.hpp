@@ -50,6 +50,12 @@ class Library {
   // NVRTC (any GPU), read from disk at each call: their winners are what a GPU-less
   // prewarm compiles so that cache-only processes on those GPUs find their kernels.
   std::vector<TuningDb> databases_for_this_software();
+  // Passes the entries of a device's database that this build still uses (entry_stamp.hpp);
+  // the first one it rejects is reported once per database file.
+  // The file of a device's database ("" when the cache is memory-only).
+  std::string db_path(const TuningMetadata& device) const;
+  static std::function<bool(const TunedEntry&)> current_entries(const TuningMetadata& device,
+                                                                const std::string& db_path);
 
   // What each device's runtimes have loaded and planned (stats()), by ordinal.
   std::vector<DeviceStats> device_stats();

@@ -90,7 +90,8 @@ PrewarmReport prewarm(const std::vector<GemmShape>& shapes, const PrewarmOptions
           }
         }
         for (const TuningDb& db : tunable(p.kind) ? databases : std::vector<TuningDb>{})
-          if (const TunedEntry* e = db.find(p)) {
+          if (const TunedEntry* e =
+                  db.find(p, Library::current_entries(db.metadata(), Library::instance().db_path(db.metadata())))) {
             const KernelSpec& s = e->spec;
             const bool seen = s == planned.spec || std::any_of(extra.begin(), extra.end(),
                                                                 [&](const Extra& x) { return x.spec == s; });

@@ -41,4 +41,6 @@ std::string cache_key(const CacheKeyInputs& in) {
   return Sha256::hex(h.finish());
 }
 
+std::string kernel_cache_key(const KernelSpec& spec) { return cache_key(cache_key_inputs(generate_kernel(spec))); }
+
 }  // namespace fp8gemm::detail

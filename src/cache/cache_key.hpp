@@ -24,4 +24,7 @@ CacheKeyInputs cache_key_inputs(const GeneratedKernel& kernel);
 // Hex SHA-256 over an unambiguous (length-prefixed) encoding of the inputs.
 std::string cache_key(const CacheKeyInputs& inputs);
 
+// The cache key of a spec's kernel in this build (generates its source; compiles nothing).
+std::string kernel_cache_key(const KernelSpec& spec);
+
 }  // namespace fp8gemm::detail

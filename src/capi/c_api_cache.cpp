@@ -142,6 +142,7 @@ fp8gemm_status_t fp8gemm_cached_tuning_databases(fp8gemm_cached_tuning_database_
                    c.library = t.library.c_str();
                    c.sms = t.sms;
                    c.driver = t.driver;
+                   c.problems_stale = t.problems_stale;
                  });
   });
 }

@@ -16,7 +16,8 @@
 namespace fp8gemm::detail {
 namespace {
 
-constexpr int kFormatVersion = 3;
+constexpr int kFormatVersion = 4;
+constexpr int kUnstampedFormat = 3;  // entries without planned / kernel_key
 constexpr int kBucketFormat = 2;   // keyed by M bucket, one entry per bucket
 constexpr int kOldestFormat = 1;  // no groups either: every entry is a problem of one group
 constexpr int64_t kLargestBucket = int64_t(1) << 16;
@@ -85,8 +86,9 @@ std::string TuningDb::key(const GemmProblem& p) { return key_with_m(p, p.m); }
 
 std::string TuningDb::bucket_key(const GemmProblem& p) { return key_with_m(p, m_bucket(p.m)); }
 
-const TunedEntry* TuningDb::find(const GemmProblem& p) const {
-  if (auto it = entries_.find(key(p)); it != entries_.end()) return &it->second;
+const TunedEntry* TuningDb::find(const GemmProblem& p, const std::function<bool(const TunedEntry&)>& usable) const {
+  auto ok = [&usable](const TunedEntry& e) { return !usable || usable(e); };
+  if (auto it = entries_.find(key(p)); it != entries_.end() && ok(it->second)) return &it->second;
   // The entries of the same kind, N and K lie together in key order, whatever their M and groups.
   const std::string prefix = fmt::format("{}:n{}:k{}:m", kind_name(p.kind), p.n, p.k);
   const int64_t bucket = m_bucket(p.m), groups = p.plan_groups();
@@ -103,7 +105,7 @@ const TunedEntry* TuningDb::find(const GemmProblem& p) const {
        ++it) {
     const TunedEntry& e = it->second;
     if (e.groups != groups || m_bucket(e.m_measured) != bucket) continue;
-    if (best == nullptr || nearer(e.m_measured, best->m_measured)) best = &e;
+    if ((best == nullptr || nearer(e.m_measured, best->m_measured)) && ok(e)) best = &e;
   }
   return best;
 }
@@ -132,7 +134,9 @@ std::string TuningDb::to_json() const {
                   {"heuristic", e.heuristic},
                   {"heuristic_us", e.heuristic_us},
                   {"k", e.k},
-                  {"groups", e.groups}};
+                  {"groups", e.groups},
+                  {"planned", e.planned},
+                  {"kernel_key", e.kernel_key}};
   j["entries"] = std::move(entries);
   return j.dump(2) + "\n";
 }
@@ -166,6 +170,10 @@ std::optional<TuningDb> TuningDb::from_json(const std::string& text, std::string
       // k-grouped spec has k = 0 and its entry the K per group it was planned for.)
       entry.k = format == kOldestFormat ? entry.spec.k : json_integer(e, "k", 0, INT64_MAX);
       entry.groups = format == kOldestFormat ? 1 : json_integer(e, "groups", 0, INT64_MAX);
+      if (format > kUnstampedFormat) {
+        entry.planned = json_string(e, "planned");
+        entry.kernel_key = json_string(e, "kernel_key");
+      }
       // The key must be the one this entry would be stored under (formats 1 and 2: by M
       // bucket; read into the format-3 key, by its M).
       const int64_t spec_k = family(entry.spec.kind).k_at_run_time ? entry.k : entry.spec.k;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -45,6 +46,11 @@ struct TunedEntry {
   // K (KGrouped: the columns per group it was planned for) and problem_groups.
   int64_t k = 0;
   int64_t groups = 1;
+  // What it was timed against (stamp_tuned_entry, tuning/entry_stamp.hpp): the planner's first
+  // choice for its problem and the cache key of the winner's kernel. Empty in entries of
+  // formats 1 to 3, which the library no longer uses (tuned_entry_stale_reason).
+  std::string planned;
+  std::string kernel_key;
 };
 
 // The database: per (kind, N, K, M, groups) the measured best config, serving the M bucket
@@ -60,14 +66,17 @@ class TuningDb {
 
   // The entry of a problem (by its kind, N, K and plan_groups): the one tuned at its M, else
   // the one of its M bucket tuned at the nearest M (ties: the larger M), or nullptr.
-  const TunedEntry* find(const GemmProblem& problem) const;
+  // `usable` (if given) passes over entries it rejects, as if they were not there.
+  const TunedEntry* find(const GemmProblem& problem,
+                         const std::function<bool(const TunedEntry&)>& usable = nullptr) const;
   void put(const GemmProblem& problem, const TunedEntry& entry);
   // Adds `other`'s entries that this one lacks (this one's win on conflicts).
   void merge_missing(const TuningDb& other);
 
-  // Format 3: entries keyed by the M they were tuned at. (Format 2 keyed them by M bucket,
-  // one entry per bucket; format 1, written before the grouped kinds were tuned, had no
-  // groups either. Their entries read as format 3 ones, keyed by their measured M.)
+  // Format 4: entries keyed by the M they were tuned at, each with what it was timed against
+  // (planned, kernel_key). (Format 3 had neither; format 2 keyed entries by M bucket, one
+  // entry per bucket; format 1, written before the grouped kinds were tuned, had no groups
+  // either. Their entries read as format 4 ones, keyed by their measured M, without stamps.)
   std::string to_json() const;
   // Parses formats 1 to 3; std::nullopt with `why` set if the text is not a valid database.
   static std::optional<TuningDb> from_json(const std::string& text, std::string* why);

@@ -17,9 +17,11 @@
 
 #include "api/library.hpp"
 #include "common/shape_file.hpp"
+#include "cache/cache_key.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "fp8gemm/fp8gemm.hpp"
 #include "fp8gemm/version.hpp"
+#include "tuning/entry_stamp.hpp"
 #include "tuning/tuning_db.hpp"
 #include "util/env.hpp"
 #include "util/files.hpp"
@@ -93,6 +95,9 @@ TEST(TuningApi, PrewarmCompilesTunedWinnersFromTheCacheDirectory) {
     e.us = 5;
     e.heuristic = "x";
     e.heuristic_us = 6;
+    db.put({KernelKind::Gemm1D2D, 64, 1056, 2048}, e);
+    e = *db.find({KernelKind::Gemm1D2D, 64, 1056, 2048});
+    stamp_tuned_entry(e, db.metadata());  // as the tuner records it
     db.put({KernelKind::Gemm1D2D, 64, 1056, 2048}, e);
     const std::string path = tuning_db_path(cache_dir, db.metadata());
     EXPECT_EQ(save_tuning_db(path, db), 0);
@@ -169,6 +174,59 @@ TEST(TuningApi, ConcurrentRequestsShareOneTuningRun) {
   std::remove(tuning_db_path(runtime_info().cache_dir, device).c_str());
 }
 
+// An entry this build does not use (here: written before entries recorded their kernel; the
+// same holds for a kernel or planner change under one version string) plans by the heuristic in
+// mode Cached, is tuned again in mode On, and is counted by cached_tuning_databases().
+TEST(TuningApi, StaleEntriesAreTunedAgain) {
+  using namespace detail;
+  static std::atomic<int> test_runs{0};
+  const TuningMetadata device{"Test GPU S " + std::to_string(::getpid()) + "-" + std::to_string(test_runs++), 132,
+                              13000, nvrtc_version(), FP8GEMM_VERSION_STRING};
+  Library& library = Library::instance();
+  const GemmProblem p{KernelKind::Gemm1D2D, 300, 2048, 1024};
+  const KernelSpec old_winner{KernelKind::Gemm1D2D, 2048, 1024, detail::KernelConfig{64, 128, 8, 8, 0, 1, 1}};
+  const KernelSpec new_winner{KernelKind::Gemm1D2D, 2048, 1024, detail::KernelConfig{128, 128, 5, 8, 0, 1, 1}};
+  TuningDb db(device);
+  TunedEntry e;
+  e.spec = old_winner;
+  e.us = 10;
+  e.heuristic = "x";
+  e.heuristic_us = 11;
+  db.put(p, e);
+  const std::string path = tuning_db_path(runtime_info().cache_dir, device);
+  ASSERT_EQ(save_tuning_db(path, db), 0);
+  auto listed = [&path]() -> CachedTuningDatabase {
+    for (const CachedTuningDatabase& t : cached_tuning_databases())
+      if (t.file == path) return t;
+    return {};
+  };
+  EXPECT_EQ(listed().status, "ok");
+  EXPECT_EQ(listed().problems, 1u);
+  EXPECT_EQ(listed().problems_stale, 1u);
+  EXPECT_EQ(library.find_tuned(device, p), std::nullopt);
+  int runs = 0;
+  auto tune = [&] {
+    ++runs;
+    TunedEntry t;
+    t.spec = new_winner;
+    t.us = 9;
+    t.heuristic = new_winner.slug();
+    t.heuristic_us = 9;
+    return t;
+  };
+  EXPECT_EQ(library.tuned_or_tune(device, p, tune), new_winner);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(library.tuned_or_tune(device, p, tune), new_winner);  // now current
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(library.find_tuned(device, p), new_winner);
+  EXPECT_EQ(listed().problems_stale, 0u);
+  std::string warning;
+  const TuningDb back = load_tuning_db(path, device, &warning);
+  ASSERT_NE(back.find(p), nullptr);
+  EXPECT_EQ(back.find(p)->kernel_key, kernel_cache_key(new_winner));
+  std::remove(path.c_str());
+}
+
 namespace {
 
 detail::TunedEntry tuned_entry(const detail::KernelSpec& spec) {
@@ -185,6 +243,9 @@ void record(detail::TuningDb* db, const GemmShape& shape, const detail::KernelSp
   const detail::GemmProblem p = detail::planned_problem(shape, "test");
   detail::TunedEntry e = tuned_entry(spec);
   e.m_measured = p.m;
+  db->put({p.kind, p.m, p.n, p.k, p.groups}, e);
+  e = *db->find({p.kind, p.m, p.n, p.k, p.groups});
+  detail::stamp_tuned_entry(e, db->metadata());  // as the tuner records it
   db->put({p.kind, p.m, p.n, p.k, p.groups}, e);
 }
 

@@ -192,7 +192,7 @@ TEST(TuningDb, NonIntegersAndDeepNestingAreIgnoredWithAWarning) {
   for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
            {replaced("\"sms\": 132", "\"sms\": 132.5"), "sms"},
            {replaced("\"sms\": 132", "\"sms\": 1e300"), "sms"},
-           {replaced("\"format\": 3", "\"format\": 3.0"), "format"},
+           {replaced("\"format\": 4", "\"format\": 4.0"), "format"},
            {replaced("\"m\": 128", "\"m\": 128.5"), "m"},
            {replaced("\"groups\": 1", "\"groups\": 1e300"), "groups"},
            {replaced("\"spec\": {", "\"spec\": {\"deep\": " + std::string(1000000, '[') + std::string(1000000, ']') + ", "),
@@ -310,7 +310,7 @@ TEST(TuningDb, GroupedEntriesRoundTrip) {
 
 // A file written before the grouped kinds were tuned (format 1: no K or groups per entry)
 // still loads, its entries found under their keys; the next save merges them into a
-// format-3 file.
+// format-4 file (the library passes over such unstamped entries: entry_stamp.hpp).
 TEST(TuningDb, Format1FilesStillLoad) {
   fp8gemm::test::TempDir dir;
   const std::string path = dir.path() + "/tuning/db.json";
@@ -340,7 +340,7 @@ TEST(TuningDb, Format1FilesStillLoad) {
   EXPECT_EQ(warning, "");
   EXPECT_EQ(merged.entries().size(), 2u);
   EXPECT_NE(merged.find({KernelKind::Gemm1D2D, 4096, 7168, 2048}), nullptr);
-  EXPECT_NE(read_file(path)->find("\"format\": 3"), std::string::npos);
+  EXPECT_NE(read_file(path)->find("\"format\": 4"), std::string::npos);
 }
 
 // A format-2 file (one entry per M bucket, keyed by the bucket) loads with each entry keyed
@@ -391,17 +391,17 @@ TEST(TuningDb, MismatchedGroupedEntriesAndUnknownFormatsAreIgnored) {
     return at == std::string::npos ? text : text.replace(at, from.size(), to);
   };
   for (const std::string& text : {changed(":g32\"", ":g16\""), changed("\"groups\": 32", "\"groups\": 16"),
-                                  changed("\"groups\": 32", "\"groups\": 0"), changed("\"format\": 3", "\"format\": 4"),
-                                  changed("\"format\": 3", "\"format\": 0")}) {
+                                  changed("\"groups\": 32", "\"groups\": 0"), changed("\"format\": 4", "\"format\": 5"),
+                                  changed("\"format\": 4", "\"format\": 0")}) {
     ASSERT_EQ(write_file_atomic(path, text), 0);
     std::string warning;
     EXPECT_TRUE(load_tuning_db(path, h200(), &warning).entries().empty()) << text;
     EXPECT_NE(warning.find("ignored"), std::string::npos) << warning;
   }
-  ASSERT_EQ(write_file_atomic(path, changed("\"format\": 3", "\"format\": 4")), 0);
+  ASSERT_EQ(write_file_atomic(path, changed("\"format\": 4", "\"format\": 5")), 0);
   std::string warning;
   load_tuning_db(path, h200(), &warning);
-  EXPECT_NE(warning.find("format 4 (this library reads 1 to 3)"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("format 5 (this library reads 1 to 4)"), std::string::npos) << warning;
 }
 
 // A database of every kind, mutated at random (bytes flipped, cut, inserted or repeated;

@@ -193,8 +193,15 @@ int run_cache(const std::string& action, bool kernels_only, bool tuning_only, bo
     const std::string name = std::filesystem::path(t.file).filename().string();
     bad_databases += t.readable ? 0 : 1;
     if (t.readable)
-      fmt::print("tuning database {}: {} problems, measured on {} ({} SMs), driver {}, NVRTC {}, library {}{}\n", name,
-                 t.problems, t.gpu, t.sms, t.driver, t.nvrtc, t.library, t.status == "ok" ? "" : "; " + t.status);
+      fmt::print("tuning database {}: {} problems{}, measured on {} ({} SMs), driver {}, NVRTC {}, library {}{}\n", name,
+                 t.problems,
+                 t.status == "ok" && t.problems_stale > 0
+                     ? fmt::format(" ({} not used by this build: timed with a kernel that now compiles differently, "
+                                   "against another first choice of the planner, or before entries recorded either; "
+                                   "the heuristic plans them until `fp8gemm tune` times them again)",
+                                   t.problems_stale)
+                     : "",
+                 t.gpu, t.sms, t.driver, t.nvrtc, t.library, t.status == "ok" ? "" : "; " + t.status);
     else
       fmt::print("tuning database {}: {}\n", name, t.status);
   }
