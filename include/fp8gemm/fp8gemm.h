@@ -590,7 +590,7 @@ typedef struct fp8gemm_cached_tuning_database_t {
   const char* library;
   int sms;
   int driver;
-  size_t problems_stale; /* entries the library does not use (see CachedTuningDatabase) */
+  size_t problems_stale; /* entries this build does not use (see CachedTuningDatabase in fp8gemm.hpp) */
 } fp8gemm_cached_tuning_database_t;
 
 typedef void (*fp8gemm_cached_tuning_database_fn)(const fp8gemm_cached_tuning_database_t* database,

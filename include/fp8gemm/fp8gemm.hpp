@@ -538,10 +538,11 @@ FP8GEMM_API std::vector<CachedKernel> cached_kernels();
 
 // The tuning databases of the cache directory (tuning/*.json). `status` is "ok", or why the
 // library ignores the file ("not readable: ..."); a readable file also says what it was
-// measured with. problems_stale counts the entries of a file in use that this build does not
-// use: timed against another first choice of the planner, or with a kernel that compiles
-// differently now (a kernel or planner change under the same version string), or written
-// before entries recorded either. The heuristic plans those problems until they are tuned again.
+// measured with. problems_stale counts the entries this build does not use (all of them in a
+// file it ignores; in a file in use: those timed against another first choice of the planner,
+// or with a kernel that compiles differently now, as after a kernel or planner change under the
+// same version string, or written before entries recorded either). The heuristic plans those
+// problems until they are tuned again.
 struct CachedTuningDatabase {
   std::string file;
   std::string status;
