@@ -137,9 +137,14 @@ TEST(TileSchedule, ContiguousBlocksTakeTheirFirstRowsExpert) {
     const int m = static_cast<int>(map.size());
     if (m == 0) continue;
     SCOPED_TRACE(testing::Message() << "trial " << trial << " groups " << groups << " m " << m);
-    // Both tile orders: stripes along M (an expert's B small enough to stay in L2) and along N.
+    // Both tile orders: stripes along M (an expert's B small enough to stay in L2) and along N;
+    // alone and in CTA pairs sharing B (two neighbouring M blocks per cluster, as planned: stripes
+    // of 4 super M blocks along M, of 8 N blocks along N; a pair may straddle two experts, and an
+    // odd block count leaves a partner past M).
     for (const std::vector<Stored>& stored :
-         {walk<1, 128, 22, 8, 1, 1, true>(132, m, map, groups, 0), walk<1, 128, 22, 8, 1, 1, false>(132, m, map, groups, 0)}) {
+         {walk<1, 128, 22, 8, 1, 1, true>(132, m, map, groups, 0), walk<1, 128, 22, 8, 1, 1, false>(132, m, map, groups, 0),
+          walk<1, 128, 22, 4, 2, 1, true>(132, m, map, groups, 0), walk<1, 128, 22, 8, 2, 1, false>(132, m, map, groups, 0),
+          walk<1, 128, 22, 8, 2, 1, false>(66, m, map, groups, 0)}) {
       expect_each_tile_once(stored, m / 128, 22);
       for (const Stored& s : stored) {
         EXPECT_EQ(s.row0, s.m_block * 128);
