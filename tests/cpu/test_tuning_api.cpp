@@ -82,12 +82,13 @@ TEST(TuningApi, CacheOnlyMissNamesThePrewarmCommand) {
 
 // A GPU-less prewarm also compiles the winners stored in tuning databases of the cache
 // directory (measured with this library and NVRTC on any GPU), so that cache-only
-// processes on those GPUs find them; databases of other software versions are ignored.
+// processes on those GPUs find them; databases of other software versions, and entries this
+// build does not use (here: unstamped), are passed over.
 TEST(TuningApi, PrewarmCompilesTunedWinnersFromTheCacheDirectory) {
   const std::string cache_dir = runtime_info().cache_dir;
   ASSERT_FALSE(cache_dir.empty());
   using namespace detail;
-  auto write_db = [&](const std::string& gpu, const std::string& nvrtc, int block_n) {
+  auto write_db = [&](const std::string& gpu, const std::string& nvrtc, int block_n, bool stamped = true) {
     TuningDb db(TuningMetadata{gpu, 132, 13000, nvrtc, FP8GEMM_VERSION_STRING});
     TunedEntry e;
     e.spec = KernelSpec{KernelKind::Gemm1D2D, 1056, 2048, detail::KernelConfig{64, block_n, 6, 4, 0, 0, 1}};
@@ -97,7 +98,7 @@ TEST(TuningApi, PrewarmCompilesTunedWinnersFromTheCacheDirectory) {
     e.heuristic_us = 6;
     db.put({KernelKind::Gemm1D2D, 64, 1056, 2048}, e);
     e = *db.find({KernelKind::Gemm1D2D, 64, 1056, 2048});
-    stamp_tuned_entry(e, db.metadata());  // as the tuner records it
+    if (stamped) stamp_tuned_entry(e, db.metadata());  // as the tuner records it
     db.put({KernelKind::Gemm1D2D, 64, 1056, 2048}, e);
     const std::string path = tuning_db_path(cache_dir, db.metadata());
     EXPECT_EQ(save_tuning_db(path, db), 0);
@@ -105,9 +106,13 @@ TEST(TuningApi, PrewarmCompilesTunedWinnersFromTheCacheDirectory) {
   };
   const auto [mine, mine_slug] = write_db("Test GPU A", nvrtc_version(), 32);
   const auto [other, other_slug] = write_db("Test GPU B", "0.0", 48);
+  const auto [unstamped, unstamped_slug] = write_db("Test GPU C", nvrtc_version(), 80, false);
   const PrewarmReport r = prewarm({GemmShape{64, 1056, 2048}}, PrewarmOptions{});
   std::remove(mine.c_str());
   std::remove(other.c_str());
+  std::remove(unstamped.c_str());
+  EXPECT_EQ(std::find(r.kernel_names.begin(), r.kernel_names.end(), unstamped_slug), r.kernel_names.end())
+      << "an entry this build does not use was compiled";
   EXPECT_NE(std::find(r.kernel_names.begin(), r.kernel_names.end(), mine_slug), r.kernel_names.end())
       << "the tuned winner was not compiled";
   EXPECT_EQ(std::find(r.kernel_names.begin(), r.kernel_names.end(), other_slug), r.kernel_names.end())
