@@ -118,8 +118,7 @@ std::string Library::db_path(const TuningMetadata& device) const {
 }
 
 void Library::record_tuned(const TuningMetadata& device, const GemmProblem& p, const TunedEntry& measured) {
-  TunedEntry entry = measured;
-  entry.m_measured = p.m, entry.k = p.k, entry.groups = p.plan_groups();  // as TuningDb::put keys it
+  TunedEntry entry = TuningDb::keyed(p, measured);
   stamp_tuned_entry(entry, device);
   std::lock_guard<std::mutex> lock(tuning_mutex_);
   TuningDb& db = tuning_db_locked(device);

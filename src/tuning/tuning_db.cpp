@@ -110,12 +110,14 @@ const TunedEntry* TuningDb::find(const GemmProblem& p, const std::function<bool(
   return best;
 }
 
-void TuningDb::put(const GemmProblem& p, const TunedEntry& entry) {
-  TunedEntry& e = entries_[key(p)] = entry;
+TunedEntry TuningDb::keyed(const GemmProblem& p, TunedEntry e) {
   e.m_measured = p.m;  // the key's M, so that the file reads back under the same key
   e.k = p.k;
   e.groups = p.plan_groups();
+  return e;
 }
+
+void TuningDb::put(const GemmProblem& p, const TunedEntry& entry) { entries_[key(p)] = keyed(p, entry); }
 
 void TuningDb::merge_missing(const TuningDb& other) {
   for (const auto& [k, e] : other.entries_) entries_.emplace(k, e);

@@ -70,6 +70,8 @@ class TuningDb {
   const TunedEntry* find(const GemmProblem& problem,
                          const std::function<bool(const TunedEntry&)>& usable = nullptr) const;
   void put(const GemmProblem& problem, const TunedEntry& entry);
+  // The entry as put() stores it for a problem: its m_measured, k and groups are the problem's.
+  static TunedEntry keyed(const GemmProblem& problem, TunedEntry entry);
   // Adds `other`'s entries that this one lacks (this one's win on conflicts).
   void merge_missing(const TuningDb& other);
 

@@ -96,8 +96,7 @@ TEST(TuningApi, PrewarmCompilesTunedWinnersFromTheCacheDirectory) {
     e.us = 5;
     e.heuristic = "x";
     e.heuristic_us = 6;
-    db.put({KernelKind::Gemm1D2D, 64, 1056, 2048}, e);
-    e = *db.find({KernelKind::Gemm1D2D, 64, 1056, 2048});
+    e = TuningDb::keyed({KernelKind::Gemm1D2D, 64, 1056, 2048}, e);
     if (stamped) stamp_tuned_entry(e, db.metadata());  // as the tuner records it
     db.put({KernelKind::Gemm1D2D, 64, 1056, 2048}, e);
     const std::string path = tuning_db_path(cache_dir, db.metadata());
@@ -246,12 +245,10 @@ detail::TunedEntry tuned_entry(const detail::KernelSpec& spec) {
 // Records a winner for a shape as tune() does (under the problem the library plans).
 void record(detail::TuningDb* db, const GemmShape& shape, const detail::KernelSpec& spec) {
   const detail::GemmProblem p = detail::planned_problem(shape, "test");
-  detail::TunedEntry e = tuned_entry(spec);
-  e.m_measured = p.m;
-  db->put({p.kind, p.m, p.n, p.k, p.groups}, e);
-  e = *db->find({p.kind, p.m, p.n, p.k, p.groups});
+  const detail::GemmProblem problem{p.kind, p.m, p.n, p.k, p.groups};
+  detail::TunedEntry e = detail::TuningDb::keyed(problem, tuned_entry(spec));
   detail::stamp_tuned_entry(e, db->metadata());  // as the tuner records it
-  db->put({p.kind, p.m, p.n, p.k, p.groups}, e);
+  db->put(problem, e);
 }
 
 const detail::TunedEntry* lookup(const detail::TuningDb& db, const GemmShape& shape) {
