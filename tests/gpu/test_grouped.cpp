@@ -2,7 +2,9 @@
 // on the dequantized operands:
 //   gemm_fp8_nt_grouped_contiguous: uneven segments, empty experts, one expert, one expert
 //     holding every row, segments in any expert order, padding rows (exact zeros, whatever A
-//     holds there), indices outside [-1, groups) on the device (zeros, nothing outside D);
+//     holds there), indices outside [-1, groups) on the device (zeros, nothing outside D),
+//     experts whose B passes the along-M walk's limit (tiles walk along N, alone and in CTA
+//     pairs sharing B);
 //   gemm_fp8_nt_grouped_masked: masked_m 0, max_m and in between (rows past masked_m keep
 //     their poison), max_m not a multiple of a tile, masked_m outside [0, max_m] (clamped),
 //     and a CUDA graph replayed after new masked_m values are copied to the device;
@@ -90,6 +92,48 @@ std::vector<std::vector<double>> expert_references(const host::Fp8Operand& a, co
           "download reference");
   }
   return refs;
+}
+
+// The rows `rows` of a per-token operand, in that order, as an operand of their own.
+host::Fp8Operand select_rows(const host::Fp8Operand& a, const std::vector<int64_t>& rows) {
+  host::Fp8Operand s;
+  s.rows = int64_t(rows.size());
+  s.cols = a.cols;
+  s.ld = a.ld;
+  s.per_token = true;
+  s.scale_stride = (s.rows + 3) / 4 * 4;
+  s.data.resize(size_t(s.rows * s.ld));
+  s.scales.assign(size_t(scale_blocks(a.cols) * s.scale_stride), NAN);
+  for (int64_t i = 0; i < s.rows; ++i) {
+    const int64_t r = rows[size_t(i)];
+    std::copy_n(a.data.begin() + r * a.ld, a.ld, s.data.begin() + i * s.ld);
+    for (int64_t j = 0; j < scale_blocks(a.cols); ++j)
+      s.scales[size_t(j * s.scale_stride + i)] = a.scales[size_t(j * a.scale_stride + r)];
+  }
+  return s;
+}
+
+// The fp64 products D must hold for a contiguous call: row r of A times expert
+// group_of_row[r]'s B^T ([rows of A, N] row-major), 0 on rows of no valid expert. Each
+// expert's reference covers its own rows only (the cost is the real rows x N x K).
+std::vector<double> contiguous_reference(const host::Fp8Operand& a, const Experts& e,
+                                         const std::vector<int32_t>& group_of_row) {
+  std::vector<double> values(size_t(a.rows * e.n), 0.0);
+  for (int64_t g = 0; g < e.groups; ++g) {
+    std::vector<int64_t> rows;
+    for (int64_t r = 0; r < a.rows; ++r)
+      if (group_of_row[size_t(r)] == g) rows.push_back(r);
+    if (rows.empty()) continue;
+    const DeviceOperand da = upload(select_rows(a, rows));
+    const DeviceOperand db = upload(e.host[size_t(g)]);
+    DeviceBuffer ref(rows.size() * size_t(e.n) * 8);
+    reference_gemm(da, db, ref.get<double>());
+    std::vector<double> got(rows.size() * size_t(e.n));
+    check(cudaMemcpy(got.data(), ref.get(), got.size() * 8, cudaMemcpyDeviceToHost), "download reference");
+    for (size_t i = 0; i < rows.size(); ++i)
+      std::copy_n(got.begin() + int64_t(i) * e.n, e.n, values.begin() + rows[i] * e.n);
+  }
+  return values;
 }
 
 // What each row of D must hold after the call.
@@ -209,21 +253,12 @@ void run_contiguous(const ContiguousCase& cc) {
   for (int64_t r = 0; r < m; ++r)
     if (group_of_row[size_t(r)] == -1) poison_rows(&a, r, 1);
   const Experts e = make_experts(groups, n, k, k + cc.b_pad, uint64_t(n * 7 + k));
-  std::vector<bool> needed(size_t(groups), false);
-  for (int32_t g : group_of_row)
-    if (g >= 0 && g < groups) needed[size_t(g)] = true;
-  const std::vector<std::vector<double>> refs = expert_references(a, e, needed);
 
   Expected want;
-  want.values.assign(size_t(m * n), 0.0);
+  want.values = contiguous_reference(a, e, group_of_row);
   for (int64_t r = 0; r < m; ++r) {
     const int32_t g = group_of_row[size_t(r)];
-    if (g < 0 || g >= groups) {
-      want.rows.push_back(RowWant::Zero);
-      continue;
-    }
-    want.rows.push_back(RowWant::Product);
-    std::copy_n(refs[size_t(g)].begin() + r * n, n, want.values.begin() + r * n);
+    want.rows.push_back(g >= 0 && g < groups ? RowWant::Product : RowWant::Zero);
   }
 
   const DeviceOperand da = upload(a);
@@ -323,6 +358,19 @@ TEST_F(GpuGrouped, ContiguousExplicitConfigs) {
                     [](std::vector<int32_t>& map, int64_t groups) { map[300] = int32_t(groups); }, &config});
     run_contiguous({"explicit, trailing padding", 264, 528, {130, 300}, {}, 0, 0, 0, trailing_padding, &config});
   }
+}
+
+// Experts whose B (N x K bytes) passes 24 MiB (kAlongMMaxExpertBBytes, src/problem/problem.hpp)
+// walk their tiles in stripes of N blocks: the library's choice, the 128x192 tile alone and in CTA
+// pairs sharing B, on a pair of M blocks in one expert, a pair over two experts (each CTA
+// loads its own B) and a partner past M, with N and K tails.
+TEST_F(GpuGrouped, ContiguousExpertsPastTheAlongMLimitWalkAlongN) {
+  constexpr int64_t n = 4104, k = 6208;
+  static_assert(n * k > (int64_t(24) << 20), "the experts' B must pass the along-M limit");
+  const KernelConfig alone{128, 192, 4, 8}, pairs{128, 192, 4, 8, 2, 1};
+  run_contiguous({"along N, library's choice", n, k, {130, 70, 40}, {1, 2, 0}});
+  run_contiguous({"along N, 128x192", n, k, {130, 70, 40}, {1, 2, 0}, 0, 0, 8, nullptr, &alone});
+  run_contiguous({"along N, B pairs", n, k, {130, 70, 40, 5}, {1, 2, 0, 3}, 0, 0, 8, nullptr, &pairs});
 }
 
 // ---------------------------------------------------------------------------
