@@ -8,9 +8,12 @@
 Prints the stall reasons over all warp samples, the instructions with the most samples,
 where the samples of the wgmma loop fall (the instructions executed as often as the most
 executed wgmma, in address order, cut at each wgmma, wgmma wait and barrier try-wait: a
-warp that waits between a K block's wgmma instructions delays their issue), and, given how
-many times the main loop body executes (e.g. tiles x K blocks x warps), the instruction mix
-of the loop body.
+warp that waits between a K block's wgmma instructions delays their issue), how often each
+barrier's try-wait had to be retried (ptxas places the retry loops after the kernel's last
+EXIT: a try-wait there runs once per retry, one before it once per wait; a barrier whose
+waits nearly all retry is one its warps arrive at before it completes), and, given how many
+times the main loop body executes (e.g. tiles x K blocks x warps), the instruction mix of
+the loop body.
 """
 import collections
 import csv
@@ -28,6 +31,7 @@ def num(x):
 BRANCH = re.compile(r"\bBRA(?:\.\S+)*\s+(0x[0-9a-fA-F]+)")
 WGMMA = re.compile(r"\b[A-Z]?GMMA\.")
 CUTS = re.compile(r"\b[A-Z]?GMMA\.|WARPGROUP\.DEPBAR|TRYWAIT")
+TRYWAIT_OPERANDS = re.compile(r"TRYWAIT\s+\S+,\s*(.*)$")
 
 
 def address(text):
@@ -78,6 +82,20 @@ def main(path, per_iteration=None):
                 print(f"  {len(segment):4d} instructions {100 * samples / total:5.1f}%  "
                       f"{segment[0][col['Source']].strip()[:60]}")
                 segment = []
+    exits = [address(r[col["Address"]]) for r in data
+             if address(r[col["Address"]]) is not None and re.search(r"\bEXIT\b", r[col["Source"]])]
+    waits = [r for r in data if address(r[col["Address"]]) is not None and TRYWAIT_OPERANDS.search(r[col["Source"]])]
+    if exits and waits:
+        last_exit = max(exits)
+        first, retry = collections.Counter(), collections.Counter()
+        for r in waits:
+            key = TRYWAIT_OPERANDS.search(r[col["Source"]]).group(1).strip()
+            (retry if address(r[col["Address"]]) > last_exit else first)[key] += num(r[col["Instructions Executed"]])
+        tries, retries = sum(first.values()), sum(retry.values())
+        print(f"barrier waits: {tries:.0f} first tries, {retries:.0f} retries "
+              f"({100 * retries / (tries or 1):.1f} %); the barriers retried most (operands: first tries, retries):")
+        for key, n in retry.most_common(6):
+            print(f"  {key[:40]:40s} {first[key]:10.0f} {n:10.0f}")
     if per_iteration:
         ops = collections.Counter()
         for r in data:
