@@ -82,15 +82,14 @@ def main(path, per_iteration=None):
                 print(f"  {len(segment):4d} instructions {100 * samples / total:5.1f}%  "
                       f"{segment[0][col['Source']].strip()[:60]}")
                 segment = []
-    exits = [address(r[col["Address"]]) for r in data
-             if address(r[col["Address"]]) is not None and re.search(r"\bEXIT\b", r[col["Source"]])]
-    waits = [r for r in data if address(r[col["Address"]]) is not None and TRYWAIT_OPERANDS.search(r[col["Source"]])]
+    exits = [a for a, r in by_address.items() if re.search(r"\bEXIT\b", r[col["Source"]])]
+    waits = [(a, TRYWAIT_OPERANDS.search(r[col["Source"]]), r) for a, r in by_address.items()]
+    waits = [(a, m.group(1).strip(), r) for a, m, r in waits if m]
     if exits and waits:
         last_exit = max(exits)
         first, retry = collections.Counter(), collections.Counter()
-        for r in waits:
-            key = TRYWAIT_OPERANDS.search(r[col["Source"]]).group(1).strip()
-            (retry if address(r[col["Address"]]) > last_exit else first)[key] += num(r[col["Instructions Executed"]])
+        for a, key, r in waits:
+            (retry if a > last_exit else first)[key] += num(r[col["Instructions Executed"]])
         tries, retries = sum(first.values()), sum(retry.values())
         print(f"barrier waits: {tries:.0f} first tries, {retries:.0f} retries "
               f"({100 * retries / (tries or 1):.1f} %); the barriers retried most (operands: first tries, retries):")
