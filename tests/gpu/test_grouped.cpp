@@ -77,14 +77,12 @@ void poison_rows(host::Fp8Operand* a, int64_t r0, int64_t rows) {
 }
 
 // ref[g] = A x B_g^T over all rows of A (fp64, [A rows, N] row-major on the host), for every
-// expert g with needed[g]; the others stay empty.
-std::vector<std::vector<double>> expert_references(const host::Fp8Operand& a, const Experts& e,
-                                                   const std::vector<bool>& needed) {
+// expert g.
+std::vector<std::vector<double>> expert_references(const host::Fp8Operand& a, const Experts& e) {
   const DeviceOperand da = upload(a);
   std::vector<std::vector<double>> refs(size_t(e.groups));
   DeviceBuffer ref(size_t(a.rows * e.n) * 8);
   for (int64_t g = 0; g < e.groups; ++g) {
-    if (!needed[size_t(g)]) continue;
     const DeviceOperand db = upload(e.host[size_t(g)]);
     reference_gemm(da, db, ref.get<double>());
     refs[size_t(g)].resize(size_t(a.rows * e.n));
@@ -426,7 +424,7 @@ std::unique_ptr<MaskedSetup> make_masked(int64_t groups, int64_t max_m, int64_t 
   }
   s->da = upload(s->a);
   s->e = make_experts(groups, n, k, k, uint64_t(n * 11 + k));
-  s->refs = expert_references(s->a, s->e, std::vector<bool>(size_t(groups), true));
+  s->refs = expert_references(s->a, s->e);
   s->masked = DeviceBuffer(size_t(groups) * 4);
   s->out = make_output(groups * max_m, n, n + d_pad);
   return s;
