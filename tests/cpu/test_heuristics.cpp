@@ -195,6 +195,31 @@ TEST(Heuristics, SweepFilesAreReadWhole) {
   std::remove(bad.c_str());
 }
 
+// A problem whose sweep did not time the planner's own pick is scored by the next-ranked config
+// it timed, and says so (picked_rank: 0 for the planner's pick, its place in the ranking else).
+TEST(Heuristics, StandInPicksAreMarked) {
+  const DeviceTraits device;
+  const auto ranked = rank_configs({KernelKind::Gemm1D2D, 4096, 7168, 2048}, device);
+  ASSERT_GE(ranked.size(), 3u);
+  fp8gemm::sweep::Sweep sweep;
+  auto& kernels = sweep[{4096, 7168, 2048}];
+  kernels[ranked[2].spec.slug()] = 20.0;
+  auto scores = fp8gemm::sweep::score_picks(sweep, device, 0);
+  ASSERT_EQ(scores.size(), 1u);
+  EXPECT_EQ(scores[0].picked, ranked[2].spec.slug());
+  EXPECT_EQ(scores[0].picked_rank, 2);
+  kernels[ranked[0].spec.slug()] = 30.0;
+  scores = fp8gemm::sweep::score_picks(sweep, device, 0);
+  EXPECT_EQ(scores[0].picked, ranked[0].spec.slug());
+  EXPECT_EQ(scores[0].picked_rank, 0);
+  EXPECT_EQ(scores[0].picked_us, 30.0);
+  sweep.clear();
+  sweep[{4096, 7168, 2048}]["gemm1d2d_not_a_ranked_config_g8"] = 1.0;
+  scores = fp8gemm::sweep::score_picks(sweep, device, 0);
+  EXPECT_TRUE(scores[0].picked.empty());
+  EXPECT_EQ(scores[0].picked_rank, -1);
+}
+
 // The model's picks against a recorded sweep of the 21 dense decode problems on an H200 (every
 // candidate the tuner timed, tests/data/decode-sweep-h200.txt), both with the planner's
 // rasterization (group 8). Guards the decode ranking against model changes that look right on

@@ -7,6 +7,9 @@
 //     merged; a kernel timed in two files keeps the later file's time): the regret of the planner's picks (the first-ranked config that the sweep
 //     timed, against the best timed with the planner's rasterization), geometric mean and
 //     worst, and what `fp8gemm tune --candidates N` would reach. -v prints every problem.
+//     Where a sweep did not time the planner's own pick, a later-ranked config stands in for
+//     it: the count of those is printed, and -v marks them with the stand-in's rank (a file
+//     that lacks the pick may show a regret that the pooled sweeps do not).
 //   fp8gemm_planner_score --picks SHAPES.json
 //     The first-ranked config of every dense problem of a shape file, one "M N K kernel" line
 //     each: two planners' listings diffed show the picks a change moves.
@@ -40,7 +43,7 @@ std::string tile_of(const std::string& slug) {
 // Prints one summary line; false if a problem timed none of the ranked configs.
 bool report(const std::string& label, const std::vector<sweep::PickScore>& scores, bool verbose) {
   double sum = 0, worst = 0, tuner_sum = 0;
-  int scored = 0, tuner_count = 0;
+  int scored = 0, tuner_count = 0, stand_ins = 0;
   const sweep::PickScore* worst_at = nullptr;
   for (const sweep::PickScore& s : scores) {
     if (s.picked.empty() || s.best.empty()) {
@@ -53,6 +56,7 @@ bool report(const std::string& label, const std::vector<sweep::PickScore>& score
     const double r = s.regret();
     sum += r;
     ++scored;
+    if (s.picked_rank > 0) ++stand_ins;
     if (!worst_at || r > worst) {
       worst = r;
       worst_at = &s;
@@ -62,14 +66,18 @@ bool report(const std::string& label, const std::vector<sweep::PickScore>& score
       ++tuner_count;
     }
     if (verbose)
-      std::printf("  %6ld %6ld %6ld  %.3fx  picked %-24s best %s\n", static_cast<long>(s.m), static_cast<long>(s.n),
-                  static_cast<long>(s.k), std::exp(r), tile_of(s.picked).c_str(), tile_of(s.best).c_str());
+      std::printf("  %6ld %6ld %6ld  %.3fx  picked %-24s best %s%s\n", static_cast<long>(s.m), static_cast<long>(s.n),
+                  static_cast<long>(s.k), std::exp(r), tile_of(s.picked).c_str(), tile_of(s.best).c_str(),
+                  s.picked_rank > 0 ? ("  (rank " + std::to_string(s.picked_rank) + ": the planner's pick was not timed)").c_str()
+                                    : "");
   }
   if (worst_at)
-    std::printf("%s: %d problems, regret %.4fx geometric mean, %.3fx worst (%ldx%ldx%ld); tuner's candidates %.4fx\n",
-                label.c_str(), scored, std::exp(sum / scored), std::exp(worst), static_cast<long>(worst_at->m),
-                static_cast<long>(worst_at->n), static_cast<long>(worst_at->k),
-                tuner_count ? std::exp(tuner_sum / tuner_count) : 1.0);
+    std::printf(
+        "%s: %d problems, regret %.4fx geometric mean, %.3fx worst (%ldx%ldx%ld); tuner's candidates %.4fx; "
+        "%d scored by a later-ranked config (the planner's pick not timed)\n",
+        label.c_str(), scored, std::exp(sum / scored), std::exp(worst), static_cast<long>(worst_at->m),
+        static_cast<long>(worst_at->n), static_cast<long>(worst_at->k), tuner_count ? std::exp(tuner_sum / tuner_count) : 1.0,
+        stand_ins);
   else
     std::printf("%s: no problem scored\n", label.c_str());
   return scored == static_cast<int>(scores.size());

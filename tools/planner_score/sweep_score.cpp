@@ -53,11 +53,16 @@ std::vector<PickScore> score_picks(const Sweep& sweep, const detail::DeviceTrait
         s.best = kernel;
         s.best_us = us;
       }
+    int rank = 0;
     for (const detail::RankedConfig& r : detail::rank_configs({KernelKind::Gemm1D2D, s.m, s.n, s.k}, device)) {
       const auto it = kernels.find(r.spec.slug());
-      if (it == kernels.end()) continue;
+      if (it == kernels.end()) {
+        ++rank;
+        continue;
+      }
       s.picked = it->first;
       s.picked_us = it->second;
+      s.picked_rank = rank;
       break;
     }
     if (tuner_candidates > 0)

@@ -32,6 +32,8 @@ struct PickScore {
   int64_t m = 0, n = 0, k = 0;
   std::string picked;    // the first-ranked config the sweep timed ("" if it timed none)
   double picked_us = 0;  // its time (0 if none)
+  int picked_rank = -1;  // its place in the planner's ranking: 0 = the planner's own pick;
+                         // more when the sweep did not time the configs ranked before it
   std::string best;      // the fastest timed config of the planner's rasterization
   double best_us = 0;
   double tuner_us = 0;   // the fastest timed among `tuner_candidates` tuning candidates (0: none)
