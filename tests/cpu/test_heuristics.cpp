@@ -146,11 +146,15 @@ Sweep read_sweep(const std::string& name) {
 // On the recorded sweep `name` (tests/data, `problems` problems): per problem the regret (log of
 // the time of the first-ranked kernel that was timed over the best one timed, among the kernels
 // with the planner's rasterization); their mean and worst are bounded.
-void expect_regret_within(const char* name, size_t problems, double worst_bound, double mean_bound) {
+// The scores go to `scores_out` where given, for further checks by the caller.
+void expect_regret_within(const char* name, size_t problems, double worst_bound, double mean_bound,
+                          std::vector<fp8gemm::sweep::PickScore>* scores_out = nullptr) {
   const Sweep timed = read_sweep(name);
   ASSERT_EQ(timed.size(), problems) << name;
+  const std::vector<fp8gemm::sweep::PickScore> scores = fp8gemm::sweep::score_picks(timed, DeviceTraits{}, 0);
+  if (scores_out) *scores_out = scores;
   double sum = 0, worst = 0;
-  for (const fp8gemm::sweep::PickScore& s : fp8gemm::sweep::score_picks(timed, DeviceTraits{}, 0)) {
+  for (const fp8gemm::sweep::PickScore& s : scores) {
     SCOPED_TRACE(testing::Message() << s.m << "x" << s.n << "x" << s.k);
     ASSERT_GT(s.best_us, 0.0) << "no kernel of the planner's rasterization was timed";
     ASSERT_GT(s.picked_us, 0.0) << "no ranked kernel was timed";
@@ -288,9 +292,10 @@ TEST(Heuristics, DensePicksOnTheRecordedMidKSweep) {
 // Bounds at the model's regret when recorded: 1.025x in geometric mean (log 0.0245), worst
 // 1.179x (320x5120x13824: 192x80 picked, 192x128 best).
 TEST(Heuristics, DensePicksTimedAsPicked) {
-  expect_regret_within("dense-sweep-h100-picks.txt", 21, 0.17, 0.03);
-  for (const fp8gemm::sweep::PickScore& s :
-       fp8gemm::sweep::score_picks(read_sweep("dense-sweep-h100-picks.txt"), DeviceTraits{}, 0))
+  std::vector<fp8gemm::sweep::PickScore> scores;
+  expect_regret_within("dense-sweep-h100-picks.txt", 21, 0.17, 0.03, &scores);
+  ASSERT_EQ(scores.size(), 21u);
+  for (const fp8gemm::sweep::PickScore& s : scores)
     EXPECT_EQ(s.picked_rank, 0) << s.m << "x" << s.n << "x" << s.k << ": the pick " << s.picked << " is a stand-in";
 }
 
