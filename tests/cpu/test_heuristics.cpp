@@ -199,6 +199,32 @@ TEST(Heuristics, SweepFilesAreReadWhole) {
   std::remove(bad.c_str());
 }
 
+// The card each sweep was recorded on, from its first line: the scorer pools only the sweeps
+// of one card.
+TEST(Heuristics, SweepCardIsReadFromTheFirstLine) {
+  const std::string path = testing::TempDir() + "card-sweep.txt";
+  const auto card_of = [&](const char* text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    EXPECT_NE(f, nullptr);
+    if (f) {
+      std::fputs(text, f);
+      std::fclose(f);
+    }
+    return fp8gemm::sweep::sweep_card(path);
+  };
+  EXPECT_EQ(card_of("# Explicit configs on one NVIDIA H100 80GB HBM3, 2026-12-06, library at c13c281\n1 2 128 a 3\n"),
+            "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(card_of("# Decode sweep on one H200 (2026-11-30, library at 3acd838): every candidate\n"), "H200");
+  EXPECT_EQ(card_of("# no card here\n# on one H200, in a later line\n"), "");
+  EXPECT_EQ(card_of("1 2 128 a 3\n"), "");
+  EXPECT_EQ(card_of(""), "");
+  std::remove(path.c_str());
+  EXPECT_EQ(fp8gemm::sweep::sweep_card(path), "");
+  EXPECT_EQ(fp8gemm::sweep::sweep_card(std::string(FP8GEMM_TEST_DATA_DIR) + "/decode-sweep-h200.txt"), "H200");
+  EXPECT_EQ(fp8gemm::sweep::sweep_card(std::string(FP8GEMM_TEST_DATA_DIR) + "/dense-sweep-h100.txt"),
+            "NVIDIA H100 80GB HBM3");
+}
+
 // A problem whose sweep did not time the planner's own pick is scored by the next-ranked config
 // it timed, and says so (picked_rank: 0 for the planner's pick, its place in the ranking else).
 TEST(Heuristics, StandInPicksAreMarked) {

@@ -3,10 +3,14 @@
 //
 //   fp8gemm_planner_score [-v] [--candidates 8] SWEEP...
 //     For each sweep file (tests/data/*-sweep-*.txt: "M N K kernel us" per timed config), and
-//     for all of them pooled (a problem timed in several files counts once, its kernels
-//     merged; a kernel timed in two files keeps the later file's time): the regret of the planner's picks (the first-ranked config that the sweep
+//     for the files of each card pooled (the card named by a file's first line, "on one
+//     <card>"; files of different cards are never pooled; a problem timed in several files of
+//     one card counts once, its kernels merged; a kernel timed in two of them keeps the later
+//     file's time): the regret of the planner's picks (the first-ranked config that the sweep
 //     timed, against the best timed with the planner's rasterization), geometric mean and
 //     worst, and what `fp8gemm tune --candidates N` would reach. -v prints every problem.
+//     The pooled line is "all: ..." when every file names the same card, else one line per
+//     card, "all on <card>: ..." ("all on an unnamed card" for files that name none).
 //     Where a sweep did not time the planner's own pick, a later-ranked config stands in for
 //     it: the count of those is printed, and -v marks them with the stand-in's rank (a file
 //     that lacks the pick may show a regret that the pooled sweeps do not).
@@ -22,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -127,7 +132,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  sweep::Sweep pooled;
+  std::map<std::string, sweep::Sweep> pooled;  // card -> its files' rows
   bool complete = true;
   for (const std::string& path : sweeps) {
     sweep::Sweep one;
@@ -136,10 +141,15 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "planner_score: %s\n", error.c_str());
       return 2;
     }
+    const std::string card = sweep::sweep_card(path);
     for (const auto& [problem, kernels] : one)
-      for (const auto& [kernel, us] : kernels) pooled[problem][kernel] = us;
+      for (const auto& [kernel, us] : kernels) pooled[card][problem][kernel] = us;
     complete = report(path, sweep::score_picks(one, device, candidates), verbose) && complete;
   }
-  if (sweeps.size() > 1) complete = report("all", sweep::score_picks(pooled, device, candidates), false) && complete;
+  for (const auto& [card, rows] : pooled) {
+    const std::string label =
+        pooled.size() == 1 ? "all" : "all on " + (card.empty() ? std::string("an unnamed card") : card);
+    if (sweeps.size() > 1) complete = report(label, sweep::score_picks(rows, device, candidates), false) && complete;
+  }
   return complete ? 0 : 2;
 }

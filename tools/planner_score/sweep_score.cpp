@@ -36,6 +36,20 @@ bool read_sweep(const std::string& path, Sweep& sweep, std::string& error) {
   return true;
 }
 
+std::string sweep_card(const std::string& path) {
+  std::ifstream in(path);
+  std::string first;
+  if (!in || !std::getline(in, first) || first.empty() || first[0] != '#') return "";
+  const std::string lead = " on one ";
+  const auto at = first.find(lead);
+  if (at == std::string::npos) return "";
+  const auto from = at + lead.size();
+  const auto end = first.find_first_of(",(", from);
+  std::string card = first.substr(from, end == std::string::npos ? std::string::npos : end - from);
+  while (!card.empty() && (card.back() == ' ' || card.back() == '\r')) card.pop_back();
+  return card;
+}
+
 bool planner_raster(const std::string& slug) {
   return slug.find("_g8_") != std::string::npos || (slug.size() >= 3 && slug.compare(slug.size() - 3, 3, "_g8") == 0);
 }

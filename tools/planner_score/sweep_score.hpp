@@ -24,6 +24,12 @@ using Sweep = std::map<std::tuple<int64_t, int64_t, int64_t>, std::map<std::stri
 // the file is added then).
 bool read_sweep(const std::string& path, Sweep& sweep, std::string& error);
 
+// The card a sweep file was recorded on, as its first line names it ("... on one <card>, ..." or
+// "... on one <card> (..."); "" when the file cannot be read or its first line names none.
+// Sweeps of different cards are never pooled: a kernel's time on one card says nothing of
+// another's.
+std::string sweep_card(const std::string& path);
+
 // Whether a kernel slug has the planner's rasterization (grouping 8, `_g8`): the best of a
 // problem is taken among these, the configs the planner ranks.
 bool planner_raster(const std::string& slug);
