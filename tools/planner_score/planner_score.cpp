@@ -14,6 +14,10 @@
 //     Where a sweep did not time the planner's own pick, a later-ranked config stands in for
 //     it: the count of those is printed, and -v marks them with the stand-in's rank (a file
 //     that lacks the pick may show a regret that the pooled sweeps do not).
+//   fp8gemm_planner_score --predictions SWEEP...
+//     Per card pool (as above), every timed kernel that the planner ranks beside the model's
+//     time for it: "card | M N K kernel measured_us predicted_us rank" lines, for
+//     tools/model_residuals.py, which shows where the model misprices which tiles.
 //   fp8gemm_planner_score --picks SHAPES.json
 //     The first-ranked config of every dense problem of a shape file, one "M N K kernel" line
 //     each: two planners' listings diffed show the picks a change moves.
@@ -94,13 +98,15 @@ int main(int argc, char** argv) {
   CLI::App app{"Scores the dense planner's picks on recorded sweeps of explicit configs (no GPU)"};
   std::vector<std::string> sweeps;
   std::string picks;
-  bool verbose = false;
+  bool verbose = false, predictions = false;
   int candidates = 8, sms = 132;
   app.add_option("sweeps", sweeps, "Sweep files (\"M N K kernel us\" lines)");
   app.add_option("--picks", picks, "Print the first-ranked config of every dense problem of this shape file");
   app.add_option("--candidates", candidates, "Tuning candidates counted as the tuner's reach")->check(CLI::Range(1, 64));
   app.add_option("--sms", sms, "SMs of the device planned for")->check(CLI::Range(1, 1024));
   app.add_flag("-v,--verbose", verbose, "Print every problem's pick and best");
+  app.add_flag("--predictions", predictions,
+               "Print every timed kernel the planner ranks with the model's time for it (per card pool)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -109,6 +115,10 @@ int main(int argc, char** argv) {
   if (sweeps.empty() == picks.empty()) {
     std::fprintf(stderr, "planner_score: give sweep files or --picks SHAPES.json (one of the two)\n%s",
                  app.help().c_str());
+    return 2;
+  }
+  if (predictions && !picks.empty()) {
+    std::fprintf(stderr, "planner_score: --predictions reads sweep files, not --picks\n");
     return 2;
   }
   detail::DeviceTraits device;
@@ -144,7 +154,15 @@ int main(int argc, char** argv) {
     const std::string card = sweep::sweep_card(path);
     for (const auto& [problem, kernels] : one)
       for (const auto& [kernel, us] : kernels) pooled[card][problem][kernel] = us;
-    complete = report(path, sweep::score_picks(one, device, candidates), verbose) && complete;
+    if (!predictions) complete = report(path, sweep::score_picks(one, device, candidates), verbose) && complete;
+  }
+  if (predictions) {
+    for (const auto& [card, rows] : pooled)
+      for (const sweep::TimedPrediction& t : sweep::timed_predictions(rows, device))
+        std::printf("%s | %ld %ld %ld %s %.2f %.2f %d\n", card.empty() ? "-" : card.c_str(), static_cast<long>(t.m),
+                    static_cast<long>(t.n), static_cast<long>(t.k), t.kernel.c_str(), t.measured_us, t.predicted_us,
+                    t.rank);
+    return 0;
   }
   for (const auto& [card, rows] : pooled) {
     const std::string label =

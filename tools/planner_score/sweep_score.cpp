@@ -90,4 +90,18 @@ std::vector<PickScore> score_picks(const Sweep& sweep, const detail::DeviceTrait
   return scores;
 }
 
+std::vector<TimedPrediction> timed_predictions(const Sweep& sweep, const detail::DeviceTraits& device) {
+  std::vector<TimedPrediction> out;
+  for (const auto& [problem, kernels] : sweep) {
+    const auto [m, n, k] = problem;
+    int rank = 0;
+    for (const detail::RankedConfig& r : detail::rank_configs({detail::KernelKind::Gemm1D2D, m, n, k}, device)) {
+      const auto it = kernels.find(r.spec.slug());
+      if (it != kernels.end()) out.push_back({m, n, k, it->first, it->second, r.predicted_us, rank});
+      ++rank;
+    }
+  }
+  return out;
+}
+
 }  // namespace fp8gemm::sweep

@@ -49,4 +49,17 @@ struct PickScore {
 // One entry per problem of the sweep, in its order (the dense 1D2D planner on `device`).
 std::vector<PickScore> score_picks(const Sweep& sweep, const detail::DeviceTraits& device, int tuner_candidates);
 
+// A timed kernel beside the cost model's prediction for it.
+struct TimedPrediction {
+  int64_t m = 0, n = 0, k = 0;
+  std::string kernel;
+  double measured_us = 0, predicted_us = 0;
+  int rank = 0;  // its place in the planner's ranking (0 = the planner's pick)
+};
+
+// Every timed kernel of the sweep that the dense 1D2D planner ranks, with the model's time for
+// it, problem by problem in the sweep's order, in ranking order within a problem (kernels the
+// planner does not rank, e.g. other rasterizations, are left out).
+std::vector<TimedPrediction> timed_predictions(const Sweep& sweep, const detail::DeviceTraits& device);
+
 }  // namespace fp8gemm::sweep
