@@ -12,7 +12,7 @@ median of that over the kernels of its problem. So a residual says how much dear
 cheaper (< 1) the kernel ran than the model priced it against the others of its problem, which
 is what the planner's ranking depends on.
 
-For each tile class (block_m x block_n, and `mcA` / `mcB` / `sk2` / `ts2` where they apply) the
+For each tile class (block_m x block_n, and `mcA` / `mcB` / `sk2` / `ts1` where they apply) the
 tool prints the number of timed kernels, the geometric mean of their residuals as a factor and
 its 10th / 90th percentiles, then the same split by M (--by m, the default), by K (--by k) or by
 the waves of tiles (--by waves; 132 SMs, clusters not counted). Classes with fewer than
@@ -45,7 +45,7 @@ def tile_class(kernel):
         return None, None, None
     bm, bn = int(m.group(1)), int(m.group(2))
     name = f"{bm}x{bn}"
-    for mark, text in (("_mcA", " mcA"), ("_mcB", " mcB"), ("_sk2", " sk2"), ("_ts1", " ts2")):
+    for mark, text in (("_mcA", " mcA"), ("_mcB", " mcB"), ("_sk2", " sk2"), ("_ts1", " ts1")):
         if mark in kernel:
             name += text
     return name, bm, bn

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "tuning/tuner.hpp"
@@ -95,9 +96,11 @@ std::vector<TimedPrediction> timed_predictions(const Sweep& sweep, const detail:
   for (const auto& [problem, kernels] : sweep) {
     const auto [m, n, k] = problem;
     int rank = 0;
+    std::set<std::string> listed;  // a slug ranked twice is listed once, at its first rank
     for (const detail::RankedConfig& r : detail::rank_configs({detail::KernelKind::Gemm1D2D, m, n, k}, device)) {
       const auto it = kernels.find(r.spec.slug());
-      if (it != kernels.end()) out.push_back({m, n, k, it->first, it->second, r.predicted_us, rank});
+      if (it != kernels.end() && listed.insert(it->first).second)
+        out.push_back({m, n, k, it->first, it->second, r.predicted_us, rank});
       ++rank;
     }
   }
