@@ -27,6 +27,7 @@ import collections
 import math
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -156,4 +157,5 @@ def main():
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly
     sys.exit(main())
