@@ -65,6 +65,7 @@ constexpr double kKBlockGapThreeWarpgroups = 250;
 // log 52 and 54): against 256x128 tiles at K = 16384 the measured times per wave give ~240,
 // against 128x192 tiles on 2112x7168 ~295 (192x128 2 % behind there).
 constexpr double kKBlockGapThreeWarpgroupsForward = 265;
+constexpr double kKBlockGapOddColumns = 30;  // see odd_columns in predict
 constexpr double kKBlockOneWarpgroup = 200, kKBlockOneWarpgroupPerColumn = 1.0;
 // Per tile: pipeline turn-around and the epilogue. Direct stores from the math threads
 // are slow (measured ~4400 cycles for a 128x112 tile) and cost by the rows that exist (a
@@ -183,7 +184,17 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
       return kKBlockGapTwoBuffers + kKBlockGapTwoWarpgroupsPerColumn * std::max(0, c.block_n - 64);
     return kKBlockGapTwoBuffers;
   };
-  const double gap = k_block_gap();
+  // Forward one-buffer tiles (128-row tiles wider than 128 columns, every 192- and 256-row
+  // tile) whose columns are not a multiple of 64 cost more per K block than their tensor work
+  // says: a 128x144 tile ran a median 0.934 (0.87-1.01, 10th-90th percentile) of a 128x192
+  // tile's time per wave on 84 problems of the recorded H100 sweeps, against 0.815 in the
+  // model; 256x112 tiles a median 1.04 (0.99-1.14) of 256x128 ones on the 16 problems where
+  // both ran in one wave (M = 320-4096), where the model prices them the same. 30 cycles
+  // fits the picks best (60: more regret, 100: more still; docs/PERFORMANCE.md, log 146-148),
+  // though the residuals per tile would even out at 30-120 (log 147 (d)). Measured in
+  // alternated processes on the ten problems it moved: 1.082x in geometric mean, 0.989-1.216x.
+  const bool odd_columns = !wgrad && !k_grouped && l.math_warpgroups >= 2 && buffers == 1 && c.block_n % 64 != 0;
+  const double gap = k_block_gap() + (odd_columns ? kKBlockGapOddColumns : 0.0);
   // Two 64-row waves per warpgroup whose columns are not a multiple of 64 cost per tile what
   // the next multiple of 64 costs: 256x112 against 256x128 tiles measured 1.01-1.03x per tile
   // and wave (M = 4097 / 4352; 2112x7168, 24576x1536, 7168x2048; docs/PERFORMANCE.md, log 52).
