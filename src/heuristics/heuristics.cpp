@@ -192,7 +192,8 @@ Prediction predict(const KernelSpec& spec, int64_t m, const DeviceTraits& device
   // both ran in one wave (M = 320-4096), where the model prices them the same. 30 cycles
   // fits the picks best (60: more regret, 100: more still; docs/PERFORMANCE.md, log 146-148),
   // though the residuals per tile would even out at 30-120 (log 147 (d)). Measured in
-  // alternated processes on the ten problems it moved: 1.082x in geometric mean, 0.989-1.216x.
+  // alternated processes on the nine problems it moved: 0.989-1.216x (1.082x in geometric
+  // mean with an unmoved control).
   const bool odd_columns = !wgrad && !k_grouped && l.math_warpgroups >= 2 && buffers == 1 && c.block_n % 64 != 0;
   const double gap = k_block_gap() + (odd_columns ? kKBlockGapOddColumns : 0.0);
   // Two 64-row waves per warpgroup whose columns are not a multiple of 64 cost per tile what
