@@ -277,7 +277,7 @@ TEST(Heuristics, DensePicksOnTheRecordedSweep) {
 // model), 17 forward tiles each (tests/data/dense-sweep-h100-models.txt, H100,
 // docs/PERFORMANCE.md log 130). Bounds at the model's regret when recorded: 1.024x in geometric
 // mean (log 0.0236), worst 1.172x (2048x5120x13824: 192x112 picked, 128x128 best). Since then
-// 19 of its picks moved to configs it did not time, and their rows are scored by stand-ins: that
+// 18 of its picks moved to configs it did not time, and their rows are scored by stand-ins: that
 // worst row too (the planner's pick there, 128x160 s4, was the best of three in
 // dense-sweep-h100-picks.txt, log 146).
 TEST(Heuristics, DensePicksOnTheRecordedModelSweep) {
@@ -314,16 +314,15 @@ TEST(Heuristics, DensePicksOnTheRecordedMidKSweep) {
 // And the planner's own picks on the 21 problems of the H100 files above whose picks those files
 // did not time (they moved after the sweeps were recorded), each timed beside the stand-in that
 // scored it and the recorded best, and on the nine problems whose picks the odd-columns gap
-// moved (and a control), each timed with its old and new pick
-// (tests/data/dense-sweep-h100-picks.txt, H100,
-// docs/PERFORMANCE.md log 146 and 148). Every pick is timed here: no row may be scored by a
-// stand-in. Bounds at the model's regret when recorded: 1.0094x in geometric mean (log 0.0094),
+// moved (and a control), each timed with its old and new pick (tests/data/dense-sweep-h100-picks.txt,
+// H100, docs/PERFORMANCE.md log 146 and 148). Every pick is timed here: no row may be scored by
+// a stand-in. Bounds at the model's regret when recorded: 1.0094x in geometric mean (log 0.0094),
 // worst 1.071x (1100x1280x8192: split-K 192x128 picked, 128x96 best); before the odd-columns
 // gap 1.025x / 1.179x on the first 21.
 TEST(Heuristics, DensePicksTimedAsPicked) {
   std::vector<fp8gemm::sweep::PickScore> scores;
   expect_regret_within("dense-sweep-h100-picks.txt", 27, 0.075, 0.012, &scores);
-  ASSERT_EQ(scores.size(), 27u);
+  ASSERT_FALSE(scores.empty());  // expect_regret_within checked the count
   for (const fp8gemm::sweep::PickScore& s : scores)
     EXPECT_EQ(s.picked_rank, 0) << s.m << "x" << s.n << "x" << s.k << ": the pick " << s.picked << " is a stand-in";
 }
